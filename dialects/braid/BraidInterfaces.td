@@ -1,0 +1,77 @@
+//===- BraidInterfaces.td - dimension mapping and cost ---------*- tablegen -*-===//
+//
+// The two interfaces every braid compute op implements. Partitioning and the
+// overlap passes (Domino, ISO, COMET) are written against these, never against
+// op names, so a new op needs no change in any pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_DIALECT_BRAIDINTERFACES_TD
+#define BRAID_DIALECT_BRAIDINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Braid_DimensionMappingOpInterface : OpInterface<"DimensionMappingOpInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    Describes how the dimensions of an op's tensor operands and results relate,
+    in the style of Shardy's sharding rules: the op has an iteration space of
+    *factors*; every dimension of every tensor operand and result is the
+    (major-to-minor) product of zero or more factors. Each factor has a kind:
+
+    * `parallel`: slices along it are independent; it appears in a result.
+    * `reduction`: it appears only in operands; a slice of it yields a partial
+      result that the factor's combiner (sum, max, ...) completes.
+    * `whole`: the op needs the dimension in one piece (softmax axis, norm
+      axis, top-k axis, a gathered table's rows).
+    * `causal`: it appears only in operands; chunk i along the factor named by
+      `prefixOf` needs chunks 0..i of this one (keys/values of causal
+      attention along the sequence).
+
+    Example: `matmul [2x8x16] x [16x32]` maps as
+    `([f0, f1, f3], [f3, f2]) -> ([f0, f1, f2]) {f0 = 2, f1 = 8, f2 = 32, f3 = 16 sum}`.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Returns the factor mapping of every tensor operand and result dimension.",
+      "::mlir::braid::DimensionMapping", "getDimensionMapping">
+  ];
+}
+
+def Braid_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    The work an op does for its operand and result shapes: floating-point
+    operations (a multiply-add counts as two) and the minimum bytes it must move
+    to and from memory (each operand read once, each result written once, less
+    where the op provably touches less). The cost model turns these into time
+    with a roofline per device.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the number of arithmetic operations.",
+      "int64_t", "getFlops">,
+    InterfaceMethod<"Returns the minimum number of bytes read plus written.",
+      "int64_t", "getMinBytes", (ins), [{}], [{
+        return ::mlir::braid::getOperandAndResultBytes($_op);
+      }]>
+  ];
+}
+
+def Braid_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    Implemented by every collective: the mesh and the axes that span its group,
+    and the one tensor it communicates. Passes that reorder, split or verify
+    communication use this instead of listing collective ops.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the mesh symbol.", "::mlir::FlatSymbolRefAttr",
+      "getMeshAttr">,
+    InterfaceMethod<"Returns the names of the mesh axes spanning the group.",
+      "::mlir::ArrayAttr", "getMeshAxes">,
+    InterfaceMethod<"Returns the communicated tensor.", "::mlir::Value",
+      "getInput">
+  ];
+}
+
+#endif // BRAID_DIALECT_BRAIDINTERFACES_TD

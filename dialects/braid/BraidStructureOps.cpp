@@ -1,0 +1,178 @@
+//===- BraidStructureOps.cpp - meshes, weights, async/await ---------------===//
+
+#include "dialects/braid/BraidDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  ArrayRef<int64_t> shape = getShape();
+  if (getAxisNames().empty())
+    return emitOpError("needs at least one axis");
+  if (getAxisNames().size() != shape.size())
+    return emitOpError("has ") << getAxisNames().size() << " axis names but "
+                               << shape.size() << " sizes";
+  llvm::StringSet<> seen;
+  for (auto [name, size] : llvm::zip(getAxisNames(), shape)) {
+    StringRef axis = cast<StringAttr>(name).getValue();
+    if (axis.empty())
+      return emitOpError("has an axis with an empty name");
+    if (!seen.insert(axis).second)
+      return emitOpError("has axis '") << axis << "' twice";
+    if (size < 1)
+      return emitOpError("axis '") << axis << "' has size " << size
+                                    << "; sizes must be positive";
+  }
+  return success();
+}
+
+std::optional<unsigned> MeshOp::getAxisIndex(StringRef axis) {
+  for (auto [i, name] : llvm::enumerate(getAxisNames()))
+    if (cast<StringAttr>(name).getValue() == axis)
+      return i;
+  return std::nullopt;
+}
+
+int64_t MeshOp::getGroupSize(ArrayAttr axes) {
+  int64_t size = 1;
+  for (Attribute axis : axes)
+    if (std::optional<unsigned> index =
+            getAxisIndex(cast<StringAttr>(axis).getValue()))
+      size *= getShape()[*index];
+  return size;
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t size = 1;
+  for (int64_t axis : getShape())
+    size *= axis;
+  return size;
+}
+
+//===----------------------------------------------------------------------===//
+// RankOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RankOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+  if (!mesh)
+    return emitOpError("'") << getMesh() << "' is not a braid.mesh";
+  if (!mesh.getAxisIndex(getAxis()))
+    return emitOpError("mesh '")
+           << getMesh() << "' has no axis '" << getAxis() << "'";
+  return success();
+}
+
+void RankOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) {
+  setNameFn(getResult(), "rank");
+}
+
+//===----------------------------------------------------------------------===//
+// GetWeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto weight =
+      symbolTable.lookupNearestSymbolFrom<WeightOp>(*this, getNameAttr());
+  if (!weight)
+    return emitOpError("'") << getName() << "' is not a braid.weight";
+  if (weight.getTensorType() != getResult().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " differs from the type "
+           << weight.getTensorType() << " of weight '" << getName() << "'";
+  return success();
+}
+
+DimensionMapping GetWeightOp::getDimensionMapping() {
+  return getElementwiseMapping(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// AsyncOp
+//===----------------------------------------------------------------------===//
+
+YieldOp AsyncOp::getYield() {
+  return cast<YieldOp>(getBody().front().getTerminator());
+}
+
+LogicalResult AsyncOp::verify() {
+  if (getStream().empty())
+    return emitOpError("needs a stream name");
+  if (getResults().empty())
+    return emitOpError("must return at least one future");
+  Block &body = getBody().front();
+  auto yield = dyn_cast_or_null<YieldOp>(
+      body.empty() ? nullptr : &body.back());
+  if (!yield)
+    return emitOpError("body must end with braid.yield");
+  if (yield.getValues().size() != getResults().size())
+    return emitOpError("yields ") << yield.getValues().size()
+                                  << " values but returns "
+                                  << getResults().size() << " futures";
+  for (auto [i, value, future] :
+       llvm::enumerate(yield.getValues(), getResults())) {
+    auto futureType = cast<FutureType>(future.getType());
+    if (futureType.getValueType() != value.getType())
+      return emitOpError("future #")
+             << i << " has type " << futureType << " but the body yields "
+             << value.getType();
+  }
+  return success();
+}
+
+namespace {
+/// Drops futures nobody awaits; an async with none left is erased (its body
+/// has no side effects beyond the values it computes).
+struct RemoveUnusedFutures : public OpRewritePattern<AsyncOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AsyncOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<unsigned> used;
+    for (auto [i, result] : llvm::enumerate(op.getResults()))
+      if (!result.use_empty())
+        used.push_back(i);
+    if (used.size() == op.getNumResults())
+      return failure();
+    if (used.empty()) {
+      if (!isMemoryEffectFree(op))
+        return failure();
+      rewriter.eraseOp(op);
+      return success();
+    }
+    YieldOp yield = op.getYield();
+    SmallVector<Type> types;
+    SmallVector<Value> values;
+    for (unsigned i : used) {
+      types.push_back(op.getResult(i).getType());
+      values.push_back(yield.getValues()[i]);
+    }
+    auto newOp =
+        AsyncOp::create(rewriter, op.getLoc(), types, op.getStreamAttr());
+    rewriter.inlineRegionBefore(op.getBody(), newOp.getBody(),
+                                newOp.getBody().end());
+    rewriter.setInsertionPoint(yield);
+    rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
+    for (auto [newIndex, oldIndex] : llvm::enumerate(used))
+      rewriter.replaceAllUsesWith(op.getResult(oldIndex),
+                                  newOp.getResult(newIndex));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void AsyncOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<RemoveUnusedFutures>(context);
+}

@@ -1,0 +1,159 @@
+//===- BraidStructureOps.td - meshes, weights, async/await -----*- tablegen -*-===//
+
+#ifndef BRAID_DIALECT_BRAIDSTRUCTUREOPS_TD
+#define BRAID_DIALECT_BRAIDSTRUCTUREOPS_TD
+
+include "dialects/braid/BraidBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Braid_MeshOp : Braid_Op<"mesh", [Symbol]> {
+  let summary = "a named grid of devices with named axes";
+  let description = [{
+    Declares a mesh of devices as a symbol. Each axis has a name and a size;
+    the mesh holds the product of the sizes. Collectives and `braid.rank` name
+    a mesh and some of its axes. Axis names are unique and sizes positive.
+
+    ```mlir
+    braid.mesh @world(dp = 2, tp = 4)
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
+                       DenseI64ArrayAttr:$shape);
+  let assemblyFormat = [{
+    $sym_name `(` custom<MeshAxes>($axis_names, $shape) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Returns the position of `axis` among the mesh axes, if it is one.
+    std::optional<unsigned> getAxisIndex(::llvm::StringRef axis);
+    /// Returns the number of devices in the group spanned by `axes` (the
+    /// product of their sizes); 1 for no axes.
+    int64_t getGroupSize(::mlir::ArrayAttr axes);
+    /// Returns the number of devices in the whole mesh.
+    int64_t getNumDevices();
+  }];
+}
+
+def Braid_RankOp : Braid_Op<"rank", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "this rank's index along one mesh axis";
+  let description = [{
+    In an SPMD function, returns the index of the running rank along `axis`
+    of `mesh`, in [0, size of the axis). Used to pick this rank's slice of a
+    tensor or to offset a causal mask.
+
+    ```mlir
+    %r = braid.rank @world axis "tp"
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrAttr:$axis);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$mesh `axis` $axis attr-dict";
+}
+
+def Braid_WeightOp : Braid_Op<"weight", [Symbol]> {
+  let summary = "a named model parameter, resolved from a weights file";
+  let description = [{
+    Declares a weight tensor as a symbol. Its values live in the weights file
+    (`.safetensors`) next to the plan, under the same name; they never appear
+    in the IR. `braid.get_weight` reads it inside a function.
+
+    ```mlir
+    braid.weight @h0.attn.c_attn.weight : tensor<768x2304xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Braid_Tensor>:$type);
+  let assemblyFormat = "$sym_name attr-dict `:` $type";
+  let extraClassDeclaration = [{
+    /// Returns the declared tensor type of the weight.
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Braid_GetWeightOp : Braid_ComputeOp<"get_weight", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads a weight declared by braid.weight";
+  let description = [{
+    Returns the value of the weight `name`. The result type must equal the
+    declared type.
+
+    ```mlir
+    %w = braid.get_weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Braid_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    ::mlir::braid::DimensionMapping getDimensionMapping();
+    int64_t getFlops() { return 0; }
+    /// Weights are resident: reading one moves no bytes by itself.
+    int64_t getMinBytes() { return 0; }
+  }];
+}
+
+def Braid_AsyncOp : Braid_Op<"async", [SingleBlock, NoRegionArguments,
+    RecursiveMemoryEffects]> {
+  let summary = "runs a region on a named stream";
+  let description = [{
+    Runs its region on stream `stream` (a CUDA stream, a CPU worker thread, or
+    a simulated lane after lowering) and returns one `!braid.future` per value
+    the region yields. The region may use values defined above it; those are
+    ready when the async starts. Work placed between the async and the
+    `braid.await` of its futures overlaps with it.
+
+    ```mlir
+    %f = braid.async on "comm" {
+      %r = braid.all_reduce %x on @world["tp"] sum : tensor<8x1024xf32>
+      braid.yield %r : tensor<8x1024xf32>
+    } : !braid.future<tensor<8x1024xf32>>
+    %y = braid.await %f : tensor<8x1024xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$stream);
+  let results = (outs Variadic<Braid_AnyFuture>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`on` $stream attr-dict-with-keyword $body `:` type($results)";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// Returns the terminator of the body.
+    YieldOp getYield();
+  }];
+}
+
+def Braid_AwaitOp : Braid_Op<"await", [Pure,
+    TypesMatchWith<"future wraps the result type", "result", "future",
+      "::mlir::braid::FutureType::get(::llvm::cast<::mlir::RankedTensorType>($_self))">]> {
+  let summary = "waits for a future and returns its value";
+  let description = [{
+    Blocks the current stream until the async region that produced `future`
+    has finished, then returns the value. Moving an await later (closer to the
+    first use) widens the window in which communication overlaps computation.
+
+    ```mlir
+    %y = braid.await %f : tensor<8x1024xf32>
+    ```
+  }];
+  let arguments = (ins Braid_AnyFuture:$future);
+  let results = (outs Braid_Tensor:$result);
+  let assemblyFormat = "$future attr-dict `:` type($result)";
+}
+
+def Braid_YieldOp : Braid_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"AsyncOp">]> {
+  let summary = "returns the values of a braid.async region";
+  let description = [{
+    Terminates the body of `braid.async`; each operand becomes the value of the
+    corresponding future.
+  }];
+  let arguments = (ins Variadic<Braid_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // BRAID_DIALECT_BRAIDSTRUCTUREOPS_TD
