@@ -520,7 +520,7 @@ def Braid_ConstantOp : Braid_ComputeOp<"constant", [ConstantLike,
   }];
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Braid_Tensor:$result);
-  let assemblyFormat = "$value attr-dict";
+  let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
   let extraClassDeclaration = [{
     ::mlir::braid::DimensionMapping getDimensionMapping();

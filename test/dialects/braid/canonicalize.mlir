@@ -1,0 +1,117 @@
+// RUN: braid-opt %s -canonicalize -split-input-file | FileCheck %s
+
+braid.mesh @world(dp = 1, tp = 2)
+
+// A collective over an axis of size 1 is the identity and disappears.
+// CHECK-LABEL: func @trivial_group
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK-NOT: braid.all_reduce
+// CHECK-NOT: braid.all_gather
+// CHECK-NOT: braid.reduce_scatter
+// CHECK-NOT: braid.all_to_all
+// CHECK-NOT: braid.collective_permute
+// CHECK-NOT: braid.broadcast
+// CHECK: return %[[X]]
+func.func @trivial_group(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = braid.all_reduce %x on @world["dp"] sum : tensor<8x16xf32>
+  %1 = braid.all_gather %0 on @world["dp"] dim 0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  %2 = braid.reduce_scatter %1 on @world["dp"] sum dim 1 : tensor<8x16xf32> -> tensor<8x16xf32>
+  %3 = braid.all_to_all %2 on @world["dp"] split 0 concat 1 : tensor<8x16xf32> -> tensor<8x16xf32>
+  %4 = braid.collective_permute %3 on @world["dp"] shift 1 : tensor<8x16xf32>
+  %5 = braid.broadcast %4 on @world[] root 0 : tensor<8x16xf32>
+  return %5 : tensor<8x16xf32>
+}
+
+// -----
+
+braid.mesh @world(dp = 1, tp = 2)
+
+// A real group keeps its collective, even when combined with a trivial axis.
+// CHECK-LABEL: func @real_group
+// CHECK: braid.all_reduce %{{.*}} on @world["dp", "tp"] sum
+func.func @real_group(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = braid.all_reduce %x on @world["dp", "tp"] sum : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// Identity shape ops fold away.
+// CHECK-LABEL: func @identities
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+// CHECK-NOT: braid.
+// CHECK: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]]
+func.func @identities(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %0 = braid.cast %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %1 = braid.reshape %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %2 = braid.transpose %x [0, 1] : tensor<2x8xf32> -> tensor<2x8xf32>
+  %3 = braid.slice %x offsets [0, 0] sizes [2, 8] strides [1, 1] : tensor<2x8xf32> -> tensor<2x8xf32>
+  %4 = braid.concat %x dim 0 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %5 = braid.broadcast_to %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// A chain of reshapes becomes one.
+// CHECK-LABEL: func @reshape_chain
+// CHECK: %[[R:.*]] = braid.reshape %{{.*}} : tensor<2x8x12xf32> -> tensor<16x12xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @reshape_chain(%x: tensor<2x8x12xf32>) -> tensor<16x12xf32> {
+  %0 = braid.reshape %x : tensor<2x8x12xf32> -> tensor<192xf32>
+  %1 = braid.reshape %0 : tensor<192xf32> -> tensor<16x12xf32>
+  return %1 : tensor<16x12xf32>
+}
+
+// -----
+
+// Reshapes and broadcasts of constants fold into constants.
+// CHECK-LABEL: func @constant_folding
+// CHECK-DAG: braid.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: braid.constant dense<5.000000e-01> : tensor<4x8xf32>
+// CHECK-NOT: braid.reshape
+// CHECK-NOT: braid.broadcast_to
+func.func @constant_folding() -> (tensor<2x2xf32>, tensor<4x8xf32>) {
+  %c = braid.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = braid.reshape %c : tensor<4xf32> -> tensor<2x2xf32>
+  %s = braid.constant dense<0.5> : tensor<8xf32>
+  %1 = braid.broadcast_to %s : tensor<8xf32> -> tensor<4x8xf32>
+  return %0, %1 : tensor<2x2xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+braid.mesh @world(tp = 2)
+
+// Futures nobody awaits are dropped from the async; their work too.
+// CHECK-LABEL: func @unused_future
+// CHECK: %[[F:.*]] = braid.async on "comm" {
+// CHECK-NEXT:   %[[G:.*]] = braid.all_gather
+// CHECK-NEXT:   braid.yield %[[G]] : tensor<16x16xf32>
+// CHECK-NEXT: } : !braid.future<tensor<16x16xf32>>
+// CHECK: braid.await %[[F]] : tensor<16x16xf32>
+func.func @unused_future(%x: tensor<8x16xf32>) -> tensor<16x16xf32> {
+  %f:2 = braid.async on "comm" {
+    %r = braid.all_reduce %x on @world["tp"] sum : tensor<8x16xf32>
+    %g = braid.all_gather %x on @world["tp"] dim 0 : tensor<8x16xf32> -> tensor<16x16xf32>
+    braid.yield %r, %g : tensor<8x16xf32>, tensor<16x16xf32>
+  } : !braid.future<tensor<8x16xf32>>, !braid.future<tensor<16x16xf32>>
+  %y = braid.await %f#1 : tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
+
+// -----
+
+braid.mesh @world(tp = 2)
+
+// An async whose futures are all unused disappears.
+// CHECK-LABEL: func @dead_async
+// CHECK-NOT: braid.async
+// CHECK: return
+func.func @dead_async(%x: tensor<8x16xf32>) {
+  %f = braid.async on "comm" {
+    %r = braid.all_reduce %x on @world["tp"] sum : tensor<8x16xf32>
+    braid.yield %r : tensor<8x16xf32>
+  } : !braid.future<tensor<8x16xf32>>
+  return
+}

@@ -1,0 +1,25 @@
+# -*- Python -*-
+# lit configuration of the Braid tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Braid"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.braid_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
+
+# Debian installs FileCheck, not, count and mlir-opt under the LLVM bindir,
+# not on PATH: put it (and our tools) first.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.braid_tools_dir, append_path=True)
+
+config.substitutions.append(("%braid_src_root", config.braid_src_root))
+config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
+config.substitutions.append(("%braid_libs", config.braid_lib_dir))
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
