@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -338,7 +339,7 @@ DimensionMapping SoftmaxOp::getDimensionMapping() {
 
 /// Shared verifier of layer_norm and rms_norm.
 static LogicalResult verifyNormalization(Operation *op, int64_t axis,
-                                         ValueRange params) {
+                                         ArrayRef<std::pair<StringRef, Value>> params) {
   auto input = tensorTypeOf(op->getOperand(0));
   if (axis < 0 || axis >= input.getRank())
     return op->emitOpError("axis ")
@@ -348,15 +349,15 @@ static LogicalResult verifyNormalization(Operation *op, int64_t axis,
            << op->getResult(0).getType() << " differs from input type "
            << input;
   ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
-  for (Value param : params) {
+  for (auto [name, param] : params) {
     auto type = tensorTypeOf(param);
     if (type.getShape() != normalized)
-      return op->emitOpError("scale/bias shape ")
+      return op->emitOpError(name) << " shape "
              << shapeString(type.getShape())
              << " must equal the normalized dimensions "
              << shapeString(normalized);
     if (type.getElementType() != input.getElementType())
-      return op->emitOpError("scale/bias element type ")
+      return op->emitOpError(name) << " element type "
              << type.getElementType() << " differs from input element type "
              << input.getElementType();
   }
@@ -364,14 +365,14 @@ static LogicalResult verifyNormalization(Operation *op, int64_t axis,
 }
 
 LogicalResult LayerNormOp::verify() {
-  SmallVector<Value> params{getGamma()};
+  SmallVector<std::pair<StringRef, Value>> params{{"gamma", getGamma()}};
   if (getBeta())
-    params.push_back(getBeta());
+    params.push_back({"beta", getBeta()});
   return verifyNormalization(*this, getAxis(), params);
 }
 
 LogicalResult RmsNormOp::verify() {
-  return verifyNormalization(*this, getAxis(), {getGamma()});
+  return verifyNormalization(*this, getAxis(), {{"gamma", getGamma()}});
 }
 
 LogicalResult RotaryOp::verify() {
@@ -382,16 +383,17 @@ LogicalResult RotaryOp::verify() {
   if (getResult().getType() != input)
     return emitOpError("result type ")
            << getResult().getType() << " differs from input type " << input;
-  for (Value table : {getCos(), getSin()}) {
+  for (auto [name, table] : {std::make_pair("cos", getCos()),
+                             std::make_pair("sin", getSin())}) {
     auto type = tensorTypeOf(table);
     if (type.getElementType() != input.getElementType())
-      return emitOpError("cos/sin element type ")
+      return emitOpError(name) << " element type "
              << type.getElementType() << " differs from input element type "
              << input.getElementType();
     if (!broadcastsTo(type.getShape(), input.getShape()) ||
         type.getRank() == 0 ||
         type.getShape().back() != input.getShape().back())
-      return emitOpError("cos/sin shape ")
+      return emitOpError(name) << " shape "
              << shapeString(type.getShape())
              << " must broadcast to the input shape "
              << shapeString(input.getShape())
@@ -508,6 +510,16 @@ DimensionMapping ReshapeOp::getDimensionMapping() {
   ArrayRef<int64_t> in = getInput().getType().getShape();
   ArrayRef<int64_t> out = getResult().getType().getShape();
   ValueFactors inDims(in.size()), outDims(out.size());
+  if (getInput().getType().getNumElements() == 0) {
+    // No elements: nothing to group; keep the types consistent.
+    for (auto [d, size] : llvm::enumerate(in))
+      inDims[d].push_back(mapping.addFactor(size, FactorKind::Whole));
+    for (auto [d, size] : llvm::enumerate(out))
+      outDims[d].push_back(mapping.addFactor(size, FactorKind::Parallel));
+    mapping.addOperand(std::move(inDims));
+    mapping.addResult(std::move(outDims));
+    return mapping;
+  }
   size_t i = 0, j = 0;
   auto skipOnes = [](ArrayRef<int64_t> shape, size_t &pos) {
     while (pos < shape.size() && shape[pos] == 1)
@@ -634,12 +646,15 @@ LogicalResult SliceOp::verify() {
     if (strides[d] < 1)
       return emitOpError("stride ") << strides[d] << " of dimension " << d
                                     << " is not positive";
-    if (sizes[d] < 0)
-      return emitOpError("size ") << sizes[d] << " of dimension " << d
-                                  << " is negative";
-    int64_t extent = sizes[d] == 0 ? 0 : (sizes[d] - 1) * strides[d] + 1;
+    // The sizes equal the result's static shape, so they are non-negative;
+    // the extent and end are computed with overflow checks.
     int64_t offset = ShapedType::isDynamic(offsets[d]) ? 0 : offsets[d];
-    if (offset < 0 || offset + extent > input.getDimSize(d))
+    std::optional<int64_t> extent =
+        sizes[d] == 0 ? std::optional<int64_t>(0)
+                      : llvm::checkedMulAdd<int64_t>(sizes[d] - 1, strides[d], 1);
+    std::optional<int64_t> end =
+        extent ? llvm::checkedAdd<int64_t>(offset, *extent) : std::nullopt;
+    if (offset < 0 || !end || *end > input.getDimSize(d))
       return emitOpError("slice of dimension ")
              << d << " (offset " << offset << ", size " << sizes[d]
              << ", stride " << strides[d] << ") exceeds its size "
@@ -870,7 +885,7 @@ static LogicalResult inferAttentionTypes(MLIRContext *context,
     return emitOptionalError(location, "key ", shapeString(k.getShape()),
                              " and value ", shapeString(v.getShape()),
                              " differ in heads or sequence length");
-  if (heads % kvHeads != 0)
+  if (kvHeads < 1 || heads % kvHeads != 0)
     return emitOptionalError(location, "query heads (", heads,
                              ") are not a multiple of key/value heads (",
                              kvHeads, ")");
@@ -1110,10 +1125,14 @@ LogicalResult MoeDispatchOp::verify() {
     return emitOpError("input has ")
            << input.getDimSize(0) << " tokens but experts has "
            << experts.getDimSize(0);
-  if (result.getDimSize(2) != input.getDimSize(1) ||
-      result.getElementType() != input.getElementType())
-    return emitOpError("result ")
-           << result << " must hold rows of the input " << input;
+  if (result.getDimSize(2) != input.getDimSize(1))
+    return emitOpError("result rows of ")
+           << result.getDimSize(2) << " elements cannot hold input rows of "
+           << input.getDimSize(1);
+  if (result.getElementType() != input.getElementType())
+    return emitOpError("result element type ")
+           << result.getElementType() << " differs from input element type "
+           << input.getElementType();
   return success();
 }
 
@@ -1136,8 +1155,8 @@ LogicalResult MoeCombineOp::verify() {
   auto input = getInput().getType(), experts = getExperts().getType(),
        weights = getWeights().getType(), result = getResult().getType();
   if (input.getRank() != 3 || experts.getRank() != 2 || result.getRank() != 2)
-    return emitOpError("expects input [E, C, H], experts [T, k] and result "
-                       "[T, H]");
+    return emitOpError("expects input [E, C, H], experts and weights [T, k], "
+                       "and result [T, H]");
   if (weights.getShape() != experts.getShape())
     return emitOpError("weights shape ")
            << shapeString(weights.getShape()) << " differs from experts shape "
@@ -1179,8 +1198,10 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *context,
                                                SmallVectorImpl<Type> &types) {
   auto logits = tensorTypeOf(adaptor.getLogits());
   auto labels = tensorTypeOf(adaptor.getLabels());
-  if (logits.getRank() < 1 ||
-      labels.getShape() != logits.getShape().drop_back())
+  if (logits.getRank() < 1)
+    return emitOptionalError(location, "logits need a class dimension, got a ",
+                             "scalar");
+  if (labels.getShape() != logits.getShape().drop_back())
     return emitOptionalError(location, "labels shape ",
                              shapeString(labels.getShape()),
                              " must be the logits shape ",

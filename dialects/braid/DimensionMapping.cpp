@@ -99,8 +99,8 @@ std::optional<std::string> DimensionMapping::check(Operation *op) const {
   }
   for (auto [f, factor] : llvm::enumerate(factors)) {
     std::string name = "factor f" + std::to_string(f);
-    if (factor.size < 1)
-      return name + " has non-positive size " + std::to_string(factor.size);
+    if (factor.size < 0)
+      return name + " has negative size " + std::to_string(factor.size);
     if (!used[f])
       return name + " is used by no dimension";
     switch (factor.kind) {

@@ -22,3 +22,10 @@ func.func @attn(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   %o = braid.attention %q, %q, %q causal scale 0.5 : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
   return %o : tensor<1x2x8x4xf32>
 }
+
+// A reshape of a tensor with no elements maps without grouping.
+// CHECK: remark: ([f0, f1]) -> ([f2, f3]) {f0 = 2 whole, f1 = 0 whole, f2 = 4, f3 = 0}
+func.func @empty_reshape(%a: tensor<2x0xf32>) -> tensor<4x0xf32> {
+  %0 = braid.reshape %a : tensor<2x0xf32> -> tensor<4x0xf32>
+  return %0 : tensor<4x0xf32>
+}

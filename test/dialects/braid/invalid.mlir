@@ -357,7 +357,7 @@ func.func @layer_norm_result(%x: tensor<2x8xf32>, %g: tensor<8xf32>) -> tensor<2
 
 // layer_norm whose bias does not have the normalized shape.
 func.func @layer_norm_bias_shape(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'braid.layer_norm' op scale/bias shape [2, 8] must equal the normalized dimensions [8]}}
+  // expected-error @+1 {{'braid.layer_norm' op beta shape [2, 8] must equal the normalized dimensions [8]}}
   %y = braid.layer_norm %x, %g, %b axis 1 eps 1.0e-05 : (tensor<2x8xf32>, tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
@@ -366,7 +366,7 @@ func.func @layer_norm_bias_shape(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: ten
 
 // layer_norm whose scale has another element type.
 func.func @layer_norm_scale_type(%x: tensor<2x8xf32>, %g: tensor<8xbf16>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'braid.layer_norm' op scale/bias element type 'bf16' differs from input element type 'f32'}}
+  // expected-error @+1 {{'braid.layer_norm' op gamma element type 'bf16' differs from input element type 'f32'}}
   %y = braid.layer_norm %x, %g axis 1 eps 1.0e-05 : (tensor<2x8xf32>, tensor<8xbf16>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
@@ -375,7 +375,7 @@ func.func @layer_norm_scale_type(%x: tensor<2x8xf32>, %g: tensor<8xbf16>) -> ten
 
 // rms_norm whose scale covers only the last of the normalized dimensions.
 func.func @rms_norm_scale_shape(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @+1 {{'braid.rms_norm' op scale/bias shape [8] must equal the normalized dimensions [4, 8]}}
+  // expected-error @+1 {{'braid.rms_norm' op gamma shape [8] must equal the normalized dimensions [4, 8]}}
   %y = braid.rms_norm %x, %g axis 1 eps 1.0e-06 : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
@@ -406,7 +406,7 @@ func.func @rotary_result(%x: tensor<4x8xf32>, %c: tensor<4x8xf32>, %s: tensor<4x
 
 // rotary whose sin table has another element type.
 func.func @rotary_table_type(%x: tensor<4x8xf32>, %c: tensor<4x8xf32>, %s: tensor<4x8xf16>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'braid.rotary' op cos/sin element type 'f16' differs from input element type 'f32'}}
+  // expected-error @+1 {{'braid.rotary' op sin element type 'f16' differs from input element type 'f32'}}
   %y = braid.rotary %x, %c, %s : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -415,7 +415,7 @@ func.func @rotary_table_type(%x: tensor<4x8xf32>, %c: tensor<4x8xf32>, %s: tenso
 
 // rotary whose cos table does not broadcast to the input.
 func.func @rotary_table_broadcast(%x: tensor<2x4x8xf32>, %c: tensor<3x8xf32>, %s: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @+1 {{'braid.rotary' op cos/sin shape [3, 8] must broadcast to the input shape [2, 4, 8] with the same last dimension}}
+  // expected-error @+1 {{'braid.rotary' op cos shape [3, 8] must broadcast to the input shape [2, 4, 8] with the same last dimension}}
   %y = braid.rotary %x, %c, %s : (tensor<2x4x8xf32>, tensor<3x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
@@ -424,7 +424,7 @@ func.func @rotary_table_broadcast(%x: tensor<2x4x8xf32>, %c: tensor<3x8xf32>, %s
 
 // rotary whose cos table broadcasts along the rotated dimension.
 func.func @rotary_table_last_dim(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>, %s: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'braid.rotary' op cos/sin shape [4, 1] must broadcast to the input shape [4, 8] with the same last dimension}}
+  // expected-error @+1 {{'braid.rotary' op cos shape [4, 1] must broadcast to the input shape [4, 8] with the same last dimension}}
   %y = braid.rotary %x, %c, %s : (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -860,7 +860,7 @@ func.func @dispatch_tokens(%x: tensor<16x64xf32>, %e: tensor<8x2xi64>) -> tensor
 
 // moe_dispatch whose result rows are not the input rows.
 func.func @dispatch_rows(%x: tensor<16x64xf32>, %e: tensor<16x2xi64>) -> tensor<8x8x32xf32> {
-  // expected-error @+1 {{'braid.moe_dispatch' op result 'tensor<8x8x32xf32>' must hold rows of the input 'tensor<16x64xf32>'}}
+  // expected-error @+1 {{'braid.moe_dispatch' op result rows of 32 elements cannot hold input rows of 64}}
   %d = braid.moe_dispatch %x, %e : (tensor<16x64xf32>, tensor<16x2xi64>) -> tensor<8x8x32xf32>
   return %d : tensor<8x8x32xf32>
 }
@@ -900,7 +900,7 @@ func.func @grouped_matmul_contraction(%x: tensor<8x8x64xf32>, %w: tensor<8x64x12
 
 // moe_combine with a 2-D input.
 func.func @combine_rank(%h: tensor<8x64xf32>, %e: tensor<16x2xi64>, %w: tensor<16x2xf32>) -> tensor<16x64xf32> {
-  // expected-error @+1 {{'braid.moe_combine' op expects input [E, C, H], experts [T, k] and result [T, H]}}
+  // expected-error @+1 {{'braid.moe_combine' op expects input [E, C, H], experts and weights [T, k], and result [T, H]}}
   %y = braid.moe_combine %h, %e, %w : (tensor<8x64xf32>, tensor<16x2xi64>, tensor<16x2xf32>) -> tensor<16x64xf32>
   return %y : tensor<16x64xf32>
 }
@@ -950,7 +950,7 @@ func.func @cross_entropy_labels(%x: tensor<16x100xf32>, %l: tensor<100xi64>) -> 
 
 // cross_entropy of scalar logits.
 func.func @cross_entropy_scalar(%x: tensor<f32>, %l: tensor<i64>) -> tensor<f32> {
-  // expected-error @+2 {{labels shape [] must be the logits shape [] without its class dimension}}
+  // expected-error @+2 {{logits need a class dimension, got a scalar}}
   // expected-error @+1 {{'braid.cross_entropy' op failed to infer returned types}}
   %y = braid.cross_entropy %x, %l sum : (tensor<f32>, tensor<i64>) -> tensor<f32>
   return %y : tensor<f32>
@@ -1272,4 +1272,32 @@ func.func @broadcast_root(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'braid.broadcast' op root 2 is not a member of the group of 2}}
   %y = braid.broadcast %x on @world["dp"] root 2 : tensor<8xf32>
   return %y : tensor<8xf32>
+}
+
+// -----
+
+// Zero key/value heads cannot group query heads (no division by zero).
+func.func @attention_zero_kv_heads(%q: tensor<1x2x8x16xf32>, %k: tensor<1x0x8x16xf32>) {
+  // expected-error @+2 {{query heads (2) are not a multiple of key/value heads (0)}}
+  // expected-error @+1 {{'braid.attention' op failed to infer returned types}}
+  %0 = braid.attention %q, %k, %k scale 2.500000e-01 : (tensor<1x2x8x16xf32>, tensor<1x0x8x16xf32>, tensor<1x0x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// A stride so large that the extent overflows is out of bounds, not accepted.
+func.func @slice_stride_overflow(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'braid.slice' op slice of dimension 0 (offset 0, size 3, stride 4611686018427387904) exceeds its size 4}}
+  %0 = braid.slice %x offsets [0] sizes [3] strides [4611686018427387904] : tensor<4xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// An offset at the top of the int64 range overflows the end: out of bounds.
+func.func @slice_offset_overflow(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'braid.slice' op slice of dimension 0 (offset 9223372036854775807, size 1, stride 1) exceeds its size 4}}
+  %0 = braid.slice %x offsets [9223372036854775807] sizes [1] strides [1] : tensor<4xf32> -> tensor<1xf32>
+  return
 }
