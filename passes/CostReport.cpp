@@ -17,7 +17,8 @@ using namespace mlir;
 using namespace mlir::braid;
 
 namespace {
-struct CostReportPass : public braid::impl::BraidCostReportBase<CostReportPass> {
+struct CostReportPass
+    : public braid::impl::BraidCostReportBase<CostReportPass> {
   using BraidCostReportBase::BraidCostReportBase;
 
   void runOnOperation() override {

@@ -15,7 +15,8 @@ using namespace mlir::braid;
 
 namespace {
 struct PrintDimensionMappingPass
-    : public braid::impl::BraidPrintDimensionMappingBase<PrintDimensionMappingPass> {
+    : public braid::impl::BraidPrintDimensionMappingBase<
+          PrintDimensionMappingPass> {
   void runOnOperation() override {
     bool consistent = true;
     getOperation().walk([&](DimensionMappingOpInterface op) {

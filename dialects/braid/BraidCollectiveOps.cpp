@@ -41,8 +41,8 @@ static FailureOr<int64_t> verifyMeshAxes(CollectiveOpInterface op,
 static LogicalResult checkCollectiveDim(Operation *op, StringRef what,
                                         int64_t dim, int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError(what) << " " << dim << " is out of range for rank "
-                                 << rank;
+    return op->emitOpError(what)
+           << " " << dim << " is out of range for rank " << rank;
   return success();
 }
 
@@ -53,8 +53,8 @@ static LogicalResult checkScaledDim(Operation *op, RankedTensorType input,
   int64_t in = input.getDimSize(dim), out = result.getDimSize(dim);
   if (!gather && in % groupSize != 0)
     return op->emitOpError("dimension ")
-           << dim << " of size " << in
-           << " is not divisible by the group size " << groupSize;
+           << dim << " of size " << in << " is not divisible by the group size "
+           << groupSize;
   int64_t expected = gather ? in * groupSize : in / groupSize;
   if (out != expected)
     return op->emitOpError("result dimension ")
@@ -100,27 +100,37 @@ LogicalResult CollectivePermuteOp::verifyGroupShapes(int64_t) {
   return success();
 }
 
-LogicalResult AllGatherOp::verifyGroupShapes(int64_t groupSize) {
+// Checks that need no mesh (dimensions in range, untouched dimensions equal)
+// run in verify(), so they hold even outside a symbol table; the sizes that
+// depend on the group run in verifySymbolUses.
+
+LogicalResult AllGatherOp::verify() {
   auto input = getInput().getType(), result = getResult().getType();
   if (failed(checkCollectiveDim(*this, "gather dimension", getDim(),
-                                input.getRank())) ||
-      failed(checkScaledDim(*this, input, result, getDim(), groupSize,
-                            /*gather=*/true)))
+                                input.getRank())))
+    return failure();
+  return checkOtherDims(*this, input, result, {getDim()});
+}
+
+LogicalResult AllGatherOp::verifyGroupShapes(int64_t groupSize) {
+  return checkScaledDim(*this, getInput().getType(), getResult().getType(),
+                        getDim(), groupSize, /*gather=*/true);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  auto input = getInput().getType(), result = getResult().getType();
+  if (failed(checkCollectiveDim(*this, "scatter dimension", getDim(),
+                                input.getRank())))
     return failure();
   return checkOtherDims(*this, input, result, {getDim()});
 }
 
 LogicalResult ReduceScatterOp::verifyGroupShapes(int64_t groupSize) {
-  auto input = getInput().getType(), result = getResult().getType();
-  if (failed(checkCollectiveDim(*this, "scatter dimension", getDim(),
-                                input.getRank())) ||
-      failed(checkScaledDim(*this, input, result, getDim(), groupSize,
-                            /*gather=*/false)))
-    return failure();
-  return checkOtherDims(*this, input, result, {getDim()});
+  return checkScaledDim(*this, getInput().getType(), getResult().getType(),
+                        getDim(), groupSize, /*gather=*/false);
 }
 
-LogicalResult AllToAllOp::verifyGroupShapes(int64_t groupSize) {
+LogicalResult AllToAllOp::verify() {
   auto input = getInput().getType(), result = getResult().getType();
   int64_t split = getSplitDim(), concat = getConcatDim();
   if (failed(checkCollectiveDim(*this, "split dimension", split,
@@ -128,18 +138,25 @@ LogicalResult AllToAllOp::verifyGroupShapes(int64_t groupSize) {
       failed(checkCollectiveDim(*this, "concat dimension", concat,
                                 input.getRank())))
     return failure();
+  if (split == concat)
+    return checkOtherDims(*this, input, result, {});
+  return checkOtherDims(*this, input, result, {split, concat});
+}
+
+LogicalResult AllToAllOp::verifyGroupShapes(int64_t groupSize) {
+  auto input = getInput().getType(), result = getResult().getType();
+  int64_t split = getSplitDim(), concat = getConcatDim();
   if (input.getDimSize(split) % groupSize != 0)
     return emitOpError("split dimension ")
            << split << " of size " << input.getDimSize(split)
            << " is not divisible by the group size " << groupSize;
   if (split == concat)
-    return checkOtherDims(*this, input, result, {});
+    return success();
   if (failed(checkScaledDim(*this, input, result, split, groupSize,
-                            /*gather=*/false)) ||
-      failed(checkScaledDim(*this, input, result, concat, groupSize,
-                            /*gather=*/true)))
+                            /*gather=*/false)))
     return failure();
-  return checkOtherDims(*this, input, result, {split, concat});
+  return checkScaledDim(*this, input, result, concat, groupSize,
+                        /*gather=*/true);
 }
 
 LogicalResult BroadcastOp::verifyGroupShapes(int64_t groupSize) {
@@ -153,29 +170,12 @@ LogicalResult BroadcastOp::verifyGroupShapes(int64_t groupSize) {
 // Dimension mappings
 //===----------------------------------------------------------------------===//
 
-/// Dimensions in `moved` change size through the collective (the input side
-/// is needed whole, the result side is independent); every other dimension
-/// is one parallel factor.
+/// Dimensions in `moved` change size through the collective; every other
+/// dimension is one parallel factor.
 static DimensionMapping getCollectiveMapping(Operation *op,
                                              ArrayRef<int64_t> moved) {
-  DimensionMapping mapping;
-  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto result = cast<RankedTensorType>(op->getResult(0).getType());
-  ValueFactors in, out;
-  for (int64_t d = 0; d < input.getRank(); ++d) {
-    if (!llvm::is_contained(moved, d)) {
-      unsigned f = mapping.addFactor(input.getDimSize(d), FactorKind::Parallel);
-      in.push_back({f});
-      out.push_back({f});
-      continue;
-    }
-    in.push_back({mapping.addFactor(input.getDimSize(d), FactorKind::Whole)});
-    out.push_back(
-        {mapping.addFactor(result.getDimSize(d), FactorKind::Parallel)});
-  }
-  mapping.addOperand(std::move(in));
-  mapping.addResult(std::move(out));
-  return mapping;
+  return getResizeMapping(
+      op, [&](int64_t d) { return !llvm::is_contained(moved, d); });
 }
 
 DimensionMapping AllReduceOp::getDimensionMapping() {
@@ -222,7 +222,7 @@ struct RemoveTrivialGroupCollective : public OpRewritePattern<OpTy> {
 } // namespace
 
 #define BRAID_COLLECTIVE_CANONICALIZE(OP)                                      \
-  void OP::getCanonicalizationPatterns(RewritePatternSet &results,            \
+  void OP::getCanonicalizationPatterns(RewritePatternSet &results,             \
                                        MLIRContext *context) {                 \
     results.add<RemoveTrivialGroupCollective<OP>>(context);                    \
   }

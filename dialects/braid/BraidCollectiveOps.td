@@ -72,6 +72,7 @@ def Braid_AllGatherOp : Braid_CollectiveOp<"all_gather", [
   }];
   let arguments = !con(commonArgs, (ins Braid_Tensor:$input, Braid_I64Attr:$dim));
   let results = (outs Braid_Tensor:$result);
+  let hasVerifier = 1;
   let assemblyFormat = [{
     $input `on` $mesh `` $mesh_axes `dim` $dim attr-dict `:` type($input) `->` type($result)
   }];
@@ -92,6 +93,7 @@ def Braid_ReduceScatterOp : Braid_CollectiveOp<"reduce_scatter", [
                                         Braid_ReductionKindAttr:$reduction,
                                         Braid_I64Attr:$dim));
   let results = (outs Braid_Tensor:$result);
+  let hasVerifier = 1;
   let assemblyFormat = [{
     $input `on` $mesh `` $mesh_axes `` $reduction `dim` $dim attr-dict `:` type($input) `->` type($result)
   }];
@@ -113,6 +115,7 @@ def Braid_AllToAllOp : Braid_CollectiveOp<"all_to_all", [
   let arguments = !con(commonArgs, (ins Braid_Tensor:$input,
                                         Braid_I64Attr:$split_dim, Braid_I64Attr:$concat_dim));
   let results = (outs Braid_Tensor:$result);
+  let hasVerifier = 1;
   let assemblyFormat = [{
     $input `on` $mesh `` $mesh_axes `split` $split_dim `concat` $concat_dim attr-dict
     `:` type($input) `->` type($result)

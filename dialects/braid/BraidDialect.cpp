@@ -9,9 +9,9 @@
 using namespace mlir;
 using namespace mlir::braid;
 
+#include "dialects/braid/BraidInterfaces.cpp.inc"
 #include "dialects/braid/BraidOpsDialect.cpp.inc"
 #include "dialects/braid/BraidOpsEnums.cpp.inc"
-#include "dialects/braid/BraidInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/braid/BraidOpsAttrs.cpp.inc"

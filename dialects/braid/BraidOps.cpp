@@ -179,7 +179,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  auto lhs = tensorTypeOf(adaptor.getLhs()), rhs = tensorTypeOf(adaptor.getRhs());
+  auto lhs = tensorTypeOf(adaptor.getLhs()),
+       rhs = tensorTypeOf(adaptor.getRhs());
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
     return emitOptionalError(location, "operands must be at least 2-D, got ",
                              "ranks ", lhs.getRank(), " and ", rhs.getRank());
@@ -191,8 +192,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
   // Viewed transposed, an untransposed rhs [K, N] is (rows N, contraction K).
   auto [n, kRhs] = matrixDims(rhs, !adaptor.getTransposeRhs());
   if (k != kRhs)
-    return emitOptionalError(location, "contraction sizes differ: lhs has ",
-                             k, ", rhs has ", kRhs);
+    return emitOptionalError(location, "contraction sizes differ: lhs has ", k,
+                             ", rhs has ", kRhs);
   SmallVector<int64_t> batch;
   if (!OpTrait::util::getBroadcastedShape(lhs.getShape().drop_back(2),
                                           rhs.getShape().drop_back(2), batch))
@@ -248,7 +249,8 @@ DimensionMapping MatmulOp::getDimensionMapping() {
     appendMatrixFactors(dims, rows, contraction, transposed);
     return dims;
   };
-  mapping.addOperand(operandFactors(getLhs().getType(), m, k, getTransposeLhs()));
+  mapping.addOperand(
+      operandFactors(getLhs().getType(), m, k, getTransposeLhs()));
   // The rhs is [K, N]: its "rows" are the contraction.
   ValueFactors rhs =
       operandFactors(getRhs().getType(), k, n, getTransposeRhs());
@@ -320,8 +322,8 @@ int64_t GroupedMatmulOp::getFlops() {
 LogicalResult SoftmaxOp::verify() {
   int64_t rank = getInput().getType().getRank();
   if (getDim() < 0 || getDim() >= rank)
-    return emitOpError("dimension ") << getDim() << " is out of range for rank "
-                                     << rank;
+    return emitOpError("dimension ")
+           << getDim() << " is out of range for rank " << rank;
   return success();
 }
 
@@ -338,8 +340,9 @@ DimensionMapping SoftmaxOp::getDimensionMapping() {
 }
 
 /// Shared verifier of layer_norm and rms_norm.
-static LogicalResult verifyNormalization(Operation *op, int64_t axis,
-                                         ArrayRef<std::pair<StringRef, Value>> params) {
+static LogicalResult
+verifyNormalization(Operation *op, int64_t axis,
+                    ArrayRef<std::pair<StringRef, Value>> params) {
   auto input = tensorTypeOf(op->getOperand(0));
   if (axis < 0 || axis >= input.getRank())
     return op->emitOpError("axis ")
@@ -352,14 +355,13 @@ static LogicalResult verifyNormalization(Operation *op, int64_t axis,
   for (auto [name, param] : params) {
     auto type = tensorTypeOf(param);
     if (type.getShape() != normalized)
-      return op->emitOpError(name) << " shape "
-             << shapeString(type.getShape())
-             << " must equal the normalized dimensions "
-             << shapeString(normalized);
+      return op->emitOpError(name) << " shape " << shapeString(type.getShape())
+                                   << " must equal the normalized dimensions "
+                                   << shapeString(normalized);
     if (type.getElementType() != input.getElementType())
-      return op->emitOpError(name) << " element type "
-             << type.getElementType() << " differs from input element type "
-             << input.getElementType();
+      return op->emitOpError(name)
+             << " element type " << type.getElementType()
+             << " differs from input element type " << input.getElementType();
   }
   return success();
 }
@@ -383,21 +385,20 @@ LogicalResult RotaryOp::verify() {
   if (getResult().getType() != input)
     return emitOpError("result type ")
            << getResult().getType() << " differs from input type " << input;
-  for (auto [name, table] : {std::make_pair("cos", getCos()),
-                             std::make_pair("sin", getSin())}) {
+  for (auto [name, table] :
+       {std::make_pair("cos", getCos()), std::make_pair("sin", getSin())}) {
     auto type = tensorTypeOf(table);
     if (type.getElementType() != input.getElementType())
-      return emitOpError(name) << " element type "
-             << type.getElementType() << " differs from input element type "
-             << input.getElementType();
+      return emitOpError(name)
+             << " element type " << type.getElementType()
+             << " differs from input element type " << input.getElementType();
     if (!broadcastsTo(type.getShape(), input.getShape()) ||
         type.getRank() == 0 ||
         type.getShape().back() != input.getShape().back())
-      return emitOpError(name) << " shape "
-             << shapeString(type.getShape())
-             << " must broadcast to the input shape "
-             << shapeString(input.getShape())
-             << " with the same last dimension";
+      return emitOpError(name) << " shape " << shapeString(type.getShape())
+                               << " must broadcast to the input shape "
+                               << shapeString(input.getShape())
+                               << " with the same last dimension";
   }
   return success();
 }
@@ -407,9 +408,9 @@ DimensionMapping RotaryOp::getDimensionMapping() {
   auto input = getInput().getType();
   SmallVector<unsigned> factors;
   for (auto [d, size] : llvm::enumerate(input.getShape()))
-    factors.push_back(mapping.addFactor(
-        size, (int64_t)d == input.getRank() - 1 ? FactorKind::Whole
-                                                 : FactorKind::Parallel));
+    factors.push_back(mapping.addFactor(size, (int64_t)d == input.getRank() - 1
+                                                  ? FactorKind::Whole
+                                                  : FactorKind::Parallel));
   for (Value operand : getOperands())
     mapping.addOperand(alignToResult(operand, factors, input.getShape()));
   mapping.addResult(alignToResult(getResult(), factors, input.getShape()));
@@ -483,9 +484,8 @@ LogicalResult ReshapeOp::verify() {
            << input.getElementType() << " to " << result.getElementType();
   if (input.getNumElements() != result.getNumElements())
     return emitOpError("cannot reshape ")
-           << shapeString(input.getShape()) << " ("
-           << input.getNumElements() << " elements) into "
-           << shapeString(result.getShape()) << " ("
+           << shapeString(input.getShape()) << " (" << input.getNumElements()
+           << " elements) into " << shapeString(result.getShape()) << " ("
            << result.getNumElements() << " elements)";
   return success();
 }
@@ -586,10 +586,9 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
   SmallVector<int64_t> shape;
   for (int64_t p : permutation) {
     if (p < 0 || p >= input.getRank() || seen[p])
-      return emitOptionalError(location, "permutation ",
-                               shapeString(permutation),
-                               " is not a permutation of 0..",
-                               input.getRank() - 1);
+      return emitOptionalError(
+          location, "permutation ", shapeString(permutation),
+          " is not a permutation of 0..", input.getRank() - 1);
     seen[p] = true;
     shape.push_back(input.getDimSize(p));
   }
@@ -644,14 +643,15 @@ LogicalResult SliceOp::verify() {
     return emitOpError("changes the element type");
   for (int64_t d = 0; d < rank; ++d) {
     if (strides[d] < 1)
-      return emitOpError("stride ") << strides[d] << " of dimension " << d
-                                    << " is not positive";
+      return emitOpError("stride ")
+             << strides[d] << " of dimension " << d << " is not positive";
     // The sizes equal the result's static shape, so they are non-negative;
     // the extent and end are computed with overflow checks.
     int64_t offset = ShapedType::isDynamic(offsets[d]) ? 0 : offsets[d];
     std::optional<int64_t> extent =
-        sizes[d] == 0 ? std::optional<int64_t>(0)
-                      : llvm::checkedMulAdd<int64_t>(sizes[d] - 1, strides[d], 1);
+        sizes[d] == 0
+            ? std::optional<int64_t>(0)
+            : llvm::checkedMulAdd<int64_t>(sizes[d] - 1, strides[d], 1);
     std::optional<int64_t> end =
         extent ? llvm::checkedAdd<int64_t>(offset, *extent) : std::nullopt;
     if (offset < 0 || !end || *end > input.getDimSize(d))
@@ -677,25 +677,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 }
 
 DimensionMapping SliceOp::getDimensionMapping() {
-  DimensionMapping mapping;
-  ValueFactors in, out;
-  auto input = getInput().getType();
-  for (int64_t d = 0; d < input.getRank(); ++d) {
-    if (isFullDim(*this, d)) {
-      unsigned f = mapping.addFactor(input.getDimSize(d), FactorKind::Parallel);
-      in.push_back({f});
-      out.push_back({f});
-      continue;
-    }
-    in.push_back({mapping.addFactor(input.getDimSize(d), FactorKind::Whole)});
-    out.push_back(
-        {mapping.addFactor(getStaticSizes()[d], FactorKind::Parallel)});
-  }
-  mapping.addOperand(std::move(in));
-  for (size_t i = 0; i < getOffsets().size(); ++i)
-    mapping.addOperand({});
-  mapping.addResult(std::move(out));
-  return mapping;
+  return getResizeMapping(*this,
+                          [&](int64_t d) { return isFullDim(*this, d); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -747,9 +730,8 @@ static DimensionMapping getPiecesMapping(RankedTensorType whole,
   DimensionMapping mapping;
   SmallVector<unsigned> shared;
   for (auto [d, size] : llvm::enumerate(whole.getShape()))
-    shared.push_back((int64_t)d == dim
-                         ? 0
-                         : mapping.addFactor(size, FactorKind::Parallel));
+    shared.push_back(
+        (int64_t)d == dim ? 0 : mapping.addFactor(size, FactorKind::Parallel));
   auto dimsWith = [&](unsigned along) {
     ValueFactors dims;
     for (int64_t d = 0; d < whole.getRank(); ++d)
@@ -786,8 +768,8 @@ LogicalResult SplitOp::verify() {
   auto input = getInput().getType();
   int64_t dim = getDim();
   if (dim < 0 || dim >= input.getRank())
-    return emitOpError("dimension ") << dim << " is out of range for rank "
-                                     << input.getRank();
+    return emitOpError("dimension ")
+           << dim << " is out of range for rank " << input.getRank();
   if (getResults().empty())
     return emitOpError("expects at least one result");
   int64_t total = 0;
@@ -796,7 +778,7 @@ LogicalResult SplitOp::verify() {
     if (type.getElementType() != input.getElementType() ||
         type.getRank() != input.getRank())
       return emitOpError("result #") << i << " has type " << type
-                                      << ", incompatible with input " << input;
+                                     << ", incompatible with input " << input;
     for (int64_t d = 0; d < input.getRank(); ++d)
       if (d != dim && type.getDimSize(d) != input.getDimSize(d))
         return emitOpError("result #")
@@ -901,10 +883,9 @@ static LogicalResult inferAttentionTypes(MLIRContext *context,
                                maskType.getElementType());
     int64_t scores[] = {batch, heads, sq, sk};
     if (!broadcastsTo(maskType.getShape(), scores))
-      return emitOptionalError(location, "mask shape ",
-                               shapeString(maskType.getShape()),
-                               " does not broadcast to the scores ",
-                               shapeString(scores));
+      return emitOptionalError(
+          location, "mask shape ", shapeString(maskType.getShape()),
+          " does not broadcast to the scores ", shapeString(scores));
   }
   if (adaptor.getCausalOffset() && !adaptor.getCausal())
     return emitOptionalError(location, "an offset needs `causal`");
@@ -936,8 +917,7 @@ LogicalResult AttentionPartialOp::inferReturnTypes(
 /// parallel; the key sequence is a causal prefix of the query sequence (or
 /// whole without `causal`); the head size is whole (scores need all of it
 /// before the softmax).
-template <typename OpTy>
-static DimensionMapping getAttentionMapping(OpTy op) {
+template <typename OpTy> static DimensionMapping getAttentionMapping(OpTy op) {
   DimensionMapping mapping;
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
@@ -987,8 +967,7 @@ static int64_t countCausalPairs(int64_t sq, int64_t sk, int64_t offset) {
   return pairs;
 }
 
-template <typename OpTy>
-static int64_t getAttentionScoredPairs(OpTy op) {
+template <typename OpTy> static int64_t getAttentionScoredPairs(OpTy op) {
   int64_t sq = op.getQuery().getType().getDimSize(2),
           sk = op.getKey().getType().getDimSize(2);
   if (!op.getCausal())
@@ -1005,8 +984,7 @@ static int64_t getAttentionScoredPairs(OpTy op) {
 
 /// Per scored pair: a dot product of D (2D flops), five for the softmax, and
 /// an accumulation of Dv (2Dv flops); per batch and query head.
-template <typename OpTy>
-static int64_t getAttentionFlops(OpTy op) {
+template <typename OpTy> static int64_t getAttentionFlops(OpTy op) {
   auto q = op.getQuery().getType();
   int64_t dv = op.getValue().getType().getDimSize(3);
   return q.getDimSize(0) * q.getDimSize(1) * op.getNumScoredPairs() *
@@ -1035,8 +1013,8 @@ LogicalResult AttentionMergeOp::inferReturnTypes(
   ValueRange outputs = adaptor.getOutputs(), lses = adaptor.getLses();
   if (outputs.empty() || outputs.size() != lses.size())
     return emitOptionalError(location, "expects as many partial outputs as ",
-                             "log-sum-exps, at least one; got ",
-                             outputs.size(), " and ", lses.size());
+                             "log-sum-exps, at least one; got ", outputs.size(),
+                             " and ", lses.size());
   auto outType = tensorTypeOf(outputs.front());
   auto lseType = tensorTypeOf(lses.front());
   if (outType.getRank() != 4 ||
@@ -1051,8 +1029,9 @@ LogicalResult AttentionMergeOp::inferReturnTypes(
                                "types: ", outType, " and ", output.getType());
   for (Value lse : lses)
     if (lse.getType() != lseType)
-      return emitOptionalError(location, "log-sum-exps have different types: ",
-                               lseType, " and ", lse.getType());
+      return emitOptionalError(location,
+                               "log-sum-exps have different types: ", lseType,
+                               " and ", lse.getType());
   types.push_back(outType);
   types.push_back(lseType);
   return success();
@@ -1202,11 +1181,10 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(location, "logits need a class dimension, got a ",
                              "scalar");
   if (labels.getShape() != logits.getShape().drop_back())
-    return emitOptionalError(location, "labels shape ",
-                             shapeString(labels.getShape()),
-                             " must be the logits shape ",
-                             shapeString(logits.getShape()),
-                             " without its class dimension");
+    return emitOptionalError(
+        location, "labels shape ", shapeString(labels.getShape()),
+        " must be the logits shape ", shapeString(logits.getShape()),
+        " without its class dimension");
   if (adaptor.getReduction() == LossReduction::None)
     types.push_back(
         RankedTensorType::get(labels.getShape(), logits.getElementType()));
@@ -1225,9 +1203,9 @@ DimensionMapping CrossEntropyOp::getDimensionMapping() {
   ValueFactors samples;
   for (int64_t size : logits.getShape().drop_back())
     samples.push_back(
-        {keepSamples ? mapping.addFactor(size, FactorKind::Parallel)
-                     : mapping.addFactor(size, FactorKind::Reduction,
-                                         combiner)});
+        {keepSamples
+             ? mapping.addFactor(size, FactorKind::Parallel)
+             : mapping.addFactor(size, FactorKind::Reduction, combiner)});
   ValueFactors logitDims = samples;
   logitDims.push_back(
       {mapping.addFactor(logits.getShape().back(), FactorKind::Whole)});

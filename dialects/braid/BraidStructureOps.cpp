@@ -29,8 +29,8 @@ LogicalResult MeshOp::verify() {
     if (!seen.insert(axis).second)
       return emitOpError("has axis '") << axis << "' twice";
     if (size < 1)
-      return emitOpError("axis '") << axis << "' has size " << size
-                                    << "; sizes must be positive";
+      return emitOpError("axis '")
+             << axis << "' has size " << size << "; sizes must be positive";
   }
   return success();
 }
@@ -111,14 +111,13 @@ LogicalResult AsyncOp::verify() {
   if (getResults().empty())
     return emitOpError("must return at least one future");
   Block &body = getBody().front();
-  auto yield = dyn_cast_or_null<YieldOp>(
-      body.empty() ? nullptr : &body.back());
+  auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
   if (!yield)
     return emitOpError("body must end with braid.yield");
   if (yield.getValues().size() != getResults().size())
-    return emitOpError("yields ") << yield.getValues().size()
-                                  << " values but returns "
-                                  << getResults().size() << " futures";
+    return emitOpError("yields ")
+           << yield.getValues().size() << " values but returns "
+           << getResults().size() << " futures";
   for (auto [i, value, future] :
        llvm::enumerate(yield.getValues(), getResults())) {
     auto futureType = cast<FutureType>(future.getType());

@@ -210,7 +210,7 @@ ValueFactors mlir::braid::alignToResult(Value value,
 }
 
 SmallVector<unsigned> mlir::braid::addParallelFactors(DimensionMapping &mapping,
-                                                     ArrayRef<int64_t> shape) {
+                                                      ArrayRef<int64_t> shape) {
   SmallVector<unsigned> factors;
   for (int64_t size : shape)
     factors.push_back(mapping.addFactor(size, FactorKind::Parallel));
@@ -231,6 +231,31 @@ DimensionMapping mlir::braid::getElementwiseMapping(Operation *op) {
   return mapping;
 }
 
+DimensionMapping
+mlir::braid::getResizeMapping(Operation *op,
+                              function_ref<bool(int64_t)> keepsDim) {
+  DimensionMapping mapping;
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  ValueFactors in, out;
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (keepsDim(d)) {
+      unsigned f = mapping.addFactor(input.getDimSize(d), FactorKind::Parallel);
+      in.push_back({f});
+      out.push_back({f});
+      continue;
+    }
+    in.push_back({mapping.addFactor(input.getDimSize(d), FactorKind::Whole)});
+    out.push_back(
+        {mapping.addFactor(result.getDimSize(d), FactorKind::Parallel)});
+  }
+  mapping.addOperand(std::move(in));
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    mapping.addOperand({});
+  mapping.addResult(std::move(out));
+  return mapping;
+}
+
 DimensionMapping mlir::braid::getReductionMapping(Operation *op,
                                                   ArrayRef<int64_t> dims,
                                                   bool keepDims,
@@ -240,7 +265,8 @@ DimensionMapping mlir::braid::getReductionMapping(Operation *op,
   ValueFactors input, result;
   for (auto [d, size] : llvm::enumerate(inputType.getShape())) {
     if (llvm::is_contained(dims, (int64_t)d)) {
-      input.push_back({mapping.addFactor(size, FactorKind::Reduction, combiner)});
+      input.push_back(
+          {mapping.addFactor(size, FactorKind::Reduction, combiner)});
       if (keepDims)
         result.push_back({});
       continue;
@@ -261,8 +287,8 @@ DimensionMapping mlir::braid::getNormalizationMapping(Operation *op,
   ValueFactors input, trailing;
   for (auto [d, size] : llvm::enumerate(inputType.getShape())) {
     bool normalized = (int64_t)d >= axis;
-    unsigned f = mapping.addFactor(
-        size, normalized ? FactorKind::Whole : FactorKind::Parallel);
+    unsigned f = mapping.addFactor(size, normalized ? FactorKind::Whole
+                                                    : FactorKind::Parallel);
     input.push_back({f});
     if (normalized)
       trailing.push_back({f});

@@ -1,4 +1,5 @@
-//===- DimensionMapping.h - how op dimensions relate -------------*- C++ -*-===//
+//===- DimensionMapping.h - how op dimensions relate -------------*- C++
+//-*-===//
 //
 // The data behind DimensionMappingOpInterface: an iteration space of factors,
 // and for every dimension of every tensor operand and result the factors it is
@@ -126,6 +127,13 @@ ValueFactors alignToResult(Value value, ArrayRef<unsigned> resultFactors,
 /// Adds one parallel factor per dimension of `shape` and returns them.
 SmallVector<unsigned> addParallelFactors(DimensionMapping &mapping,
                                          ArrayRef<int64_t> shape);
+
+/// Mapping of an op that passes operand 0 to result 0 of the same rank,
+/// keeping some dimensions and resizing the others (slice, all_gather, ...): a
+/// kept dimension is one parallel factor; a resized one is whole on the input
+/// and its own parallel factor on the result. Other operands map to nothing.
+DimensionMapping getResizeMapping(Operation *op,
+                                  function_ref<bool(int64_t)> keepsDim);
 
 /// Mapping of a reduction of operand 0 over `dims` into result 0.
 DimensionMapping getReductionMapping(Operation *op, ArrayRef<int64_t> dims,

@@ -22,8 +22,8 @@ using namespace mlir::braid;
 namespace {
 
 /// Ops that carry no tensor computation: declarations and control structure.
-const llvm::StringSet<> kStructuralOps = {"braid.mesh", "braid.weight",
-                                          "braid.rank", "braid.async",
+const llvm::StringSet<> kStructuralOps = {"braid.mesh",  "braid.weight",
+                                          "braid.rank",  "braid.async",
                                           "braid.await", "braid.yield"};
 
 class InterfacesTest : public ::testing::Test {
@@ -54,7 +54,8 @@ TEST_F(InterfacesTest, EveryComputeOpImplementsBothInterfaces) {
     if (kStructuralOps.contains(name.getStringRef()))
       continue;
     EXPECT_TRUE(name.hasInterface<DimensionMappingOpInterface>())
-        << name.getStringRef().str() << " lacks the dimension-mapping interface";
+        << name.getStringRef().str()
+        << " lacks the dimension-mapping interface";
     EXPECT_TRUE(name.hasInterface<CostOpInterface>())
         << name.getStringRef().str() << " lacks the cost interface";
   }
@@ -114,8 +115,8 @@ static Operation *findSample(ModuleOp module, StringRef name) {
 }
 
 TEST_F(InterfacesTest, MatmulResultDimensionsTraceToOperands) {
-  auto matmul = cast<DimensionMappingOpInterface>(
-      findSample(*module, "braid.matmul"));
+  auto matmul =
+      cast<DimensionMappingOpInterface>(findSample(*module, "braid.matmul"));
   DimensionMapping mapping = matmul.getDimensionMapping();
   // Result rows (dim 1) come from lhs dim 1; result columns from rhs dim 1;
   // the contraction is in no result dimension.
@@ -128,8 +129,8 @@ TEST_F(InterfacesTest, MatmulResultDimensionsTraceToOperands) {
 }
 
 TEST_F(InterfacesTest, CausalAttentionKeysAreAPrefixOfQueries) {
-  auto attention = cast<DimensionMappingOpInterface>(
-      findSample(*module, "braid.attention"));
+  auto attention =
+      cast<DimensionMappingOpInterface>(findSample(*module, "braid.attention"));
   DimensionMapping mapping = attention.getDimensionMapping();
   // The query sequence (result dim 2) needs the query's dim 2 slice by slice,
   // and a prefix of the key and value sequences (dim 2 of operands 1 and 2).
@@ -162,8 +163,8 @@ TEST_F(InterfacesTest, CheckRejectsInconsistentMappings) {
   // A reduction factor in a result.
   DimensionMapping reductionInResult;
   rows = reductionInResult.addFactor(4, FactorKind::Parallel);
-  cols = reductionInResult.addFactor(8, FactorKind::Reduction,
-                                     ReductionKind::Sum);
+  cols =
+      reductionInResult.addFactor(8, FactorKind::Reduction, ReductionKind::Sum);
   reductionInResult.addOperand({{rows}, {cols}});
   reductionInResult.addOperand({{cols}});
   reductionInResult.addResult({{rows}, {cols}});
