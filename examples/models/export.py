@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""Export the tiny example models of examples/models/ to ONNX.
+
+Every model is built from a configuration with random weights (no download):
+torch.manual_seed(SEED) right before each model is constructed, so the same
+versions (requirements-export.txt) give the same weights every time, and
+make_reference.py can rebuild the very same torch model to check onnxruntime
+against it.
+
+    .venv-export/bin/python examples/models/export.py            # all models
+    .venv-export/bin/python examples/models/export.py gpt2 llama # some
+
+Writes examples/models/<name>/model.onnx (weights inside the file), plus
+mlp_external/model.onnx + model.data (the mlp with its weights as external
+data), and examples/models/manifest.json (which exporter, which opset, the
+versions used, and the error of any exporter that failed).
+
+All shapes are static (no dynamic_axes / dynamic_shapes), no KV cache, and
+the only output is the logits (or the MLP's output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEED = 0
+VOCAB = 1000
+BATCH, SEQ = 2, 16
+
+
+# ----------------------------------------------------------------------------
+# Models
+# ----------------------------------------------------------------------------
+
+
+class TinyMLP(nn.Module):
+    """LayerNorm -> Linear 64->256 -> GELU (erf) -> Linear 256->64, plus residual."""
+
+    def __init__(self, d: int = 64, hidden: int = 256):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, hidden)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(self.act(self.fc1(self.norm(x))))
+
+
+class LogitsOnly(nn.Module):
+    """Wraps a Hugging Face causal LM so that input_ids -> logits is the whole graph."""
+
+    def __init__(self, lm: nn.Module):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm(input_ids=input_ids, use_cache=False, return_dict=False)[0]
+
+
+def build_mlp() -> nn.Module:
+    return TinyMLP()
+
+
+def build_gpt2(attn: str) -> nn.Module:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(
+        vocab_size=VOCAB,
+        n_positions=64,
+        n_embd=64,
+        n_layer=2,
+        n_head=4,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        attn_implementation=attn,
+    )
+    lm = GPT2LMHeadModel(cfg)
+    assert lm.config._attn_implementation == attn, lm.config._attn_implementation
+    return LogitsOnly(lm)
+
+
+def build_llama() -> nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,  # GQA: 2 query heads per kv head
+        max_position_embeddings=64,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+        attn_implementation="sdpa",
+    )
+    return LogitsOnly(LlamaForCausalLM(cfg))
+
+
+def build_mixtral() -> nn.Module:
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    cfg = MixtralConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        max_position_embeddings=64,
+        sliding_window=None,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+        output_router_logits=False,
+        attn_implementation="eager",
+    )
+    return LogitsOnly(MixtralForCausalLM(cfg))
+
+
+# name -> (builder, input kind, exporters to try in order: (kind, opset))
+MODELS = {
+    "mlp": (build_mlp, "float", [("torchscript", 17)]),
+    "gpt2": (lambda: build_gpt2("eager"), "tokens", [("torchscript", 17)]),
+    "gpt2_sdpa": (lambda: build_gpt2("sdpa"), "tokens", [("torchscript", 17)]),
+    "llama": (build_llama, "tokens", [("dynamo", 18), ("torchscript", 17)]),
+    "mixtral": (build_mixtral, "tokens", [("torchscript", 17)]),
+}
+
+
+def build(name: str) -> nn.Module:
+    """The torch model `name`, with its deterministic random weights, in eval mode."""
+    torch.manual_seed(SEED)
+    model = MODELS[name][0]()
+    model.eval()
+    return model
+
+
+def input_spec(name: str):
+    """(input name, numpy dtype, shape) of the model's only input."""
+    if MODELS[name][1] == "float":
+        return ("x", np.float32, (4, 64))
+    return ("input_ids", np.int64, (BATCH, SEQ))
+
+
+def output_name(name: str) -> str:
+    return "y" if MODELS[name][1] == "float" else "logits"
+
+
+def make_input(name: str, seed: int) -> np.ndarray:
+    """A random input for `name` (token ids in [0, VOCAB) or N(0, 1) floats)."""
+    _, dtype, shape = input_spec(name)
+    rng = np.random.default_rng(seed)
+    if dtype == np.int64:
+        return rng.integers(0, VOCAB, size=shape, dtype=np.int64)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# The input the exporters trace with; make_reference.py uses other seeds, so a
+# graph that a trace specialised to this input would be caught there.
+TRACE_SEED = 1234
+
+
+# ----------------------------------------------------------------------------
+# Export
+# ----------------------------------------------------------------------------
+
+
+def check_all_experts_hit(model: nn.Module, example: torch.Tensor) -> None:
+    """Mixtral's MoE block loops over `expert_mask...nonzero().tolist()`; a trace
+    keeps only the experts that the traced input routes tokens to.  The graph is
+    right for every input only if every expert of every layer was hit."""
+    from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock
+
+    seen: list[tuple[str, set[int], int]] = []
+
+    def hook(mod, args, out):
+        logits = out[1]
+        top = torch.topk(logits, mod.top_k, dim=-1).indices
+        seen.append((mod_name[mod], set(top.flatten().tolist()), mod.num_experts))
+
+    mod_name = {}
+    handles = []
+    for n, m in model.named_modules():
+        if isinstance(m, MixtralSparseMoeBlock):
+            mod_name[m] = n
+            handles.append(m.register_forward_hook(hook))
+    with torch.no_grad():
+        model(example)
+    for h in handles:
+        h.remove()
+    assert seen, "no MixtralSparseMoeBlock found"
+    for n, hit, total in seen:
+        if len(hit) != total:
+            raise RuntimeError(f"trace input leaves experts of {n} unused: hit {sorted(hit)} of {total}")
+
+
+def export_one(name: str, path: str, exporter: str, opset: int) -> None:
+    model = build(name)
+    in_name, _, _ = input_spec(name)
+    example = torch.from_numpy(make_input(name, TRACE_SEED))
+    if name == "mixtral":
+        check_all_experts_hit(model, example)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        os.remove(path)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TracerWarnings about python control flow
+        if exporter == "torchscript":
+            torch.onnx.export(
+                model,
+                (example,),
+                path,
+                dynamo=False,
+                opset_version=opset,
+                input_names=[in_name],
+                output_names=[output_name(name)],
+                do_constant_folding=True,
+            )
+        elif exporter == "dynamo":
+            prog = torch.onnx.export(
+                model,
+                (example,),
+                dynamo=True,
+                opset_version=opset,
+                input_names=[in_name],
+                output_names=[output_name(name)],
+                optimize=True,
+                external_data=False,
+            )
+            prog.save(path, external_data=False)
+        else:
+            raise ValueError(exporter)
+    m = onnx.load(path)
+    if strip_stack_traces(m):
+        onnx.save_model(m, path)
+    onnx.checker.check_model(m, full_check=True)
+    # A file that needs external data would have been written beside it.
+    for init in m.graph.initializer:
+        assert init.data_location != onnx.TensorProto.EXTERNAL, f"{name}: external initializer {init.name}"
+
+
+def strip_stack_traces(m: onnx.ModelProto) -> bool:
+    """Drop the dynamo exporter's per-node `pkg.torch.onnx.stack_trace` metadata:
+    it holds absolute paths of this checkout, so the bytes would depend on where
+    the export ran.  The other metadata (namespace, class hierarchy, fx node,
+    name scopes) stays, as a sample of what real exports carry."""
+    changed = False
+    for node in m.graph.node:
+        keep = [p for p in node.metadata_props if p.key != "pkg.torch.onnx.stack_trace"]
+        if len(keep) != len(node.metadata_props):
+            del node.metadata_props[:]
+            node.metadata_props.extend(keep)
+            changed = True
+    return changed
+
+
+def save_external(src: str, dst: str) -> None:
+    """The same model with every initializer in one external file, model.data."""
+    m = onnx.load(src)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    for f in ("model.onnx", "model.data"):
+        p = os.path.join(os.path.dirname(dst), f)
+        if os.path.exists(p):
+            os.remove(p)
+    onnx.save_model(
+        m,
+        dst,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="model.data",
+        size_threshold=0,
+    )
+    onnx.checker.check_model(dst, full_check=True)
+
+
+def versions() -> dict:
+    import onnxruntime
+    import transformers
+
+    v = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "onnx": onnx.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "numpy": np.__version__,
+    }
+    from importlib.metadata import PackageNotFoundError, version
+
+    for pkg in ("onnxscript", "onnx_ir", "protobuf"):
+        try:
+            v[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return v
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help=f"models to export (default: all of {', '.join(MODELS)})")
+    args = ap.parse_args()
+    names = args.names or list(MODELS)
+    for n in names:
+        if n not in MODELS:
+            ap.error(f"unknown model {n!r}")
+
+    manifest_path = os.path.join(HERE, "manifest.json")
+    manifest = {"versions": {}, "models": {}}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    manifest["versions"] = versions()
+
+    failed = False
+    for name in names:
+        path = os.path.join(HERE, name, "model.onnx")
+        in_name, in_dtype, in_shape = input_spec(name)
+        entry = {
+            "input": {"name": in_name, "dtype": np.dtype(in_dtype).name, "shape": list(in_shape)},
+            "output": output_name(name),
+            "failed_exporters": [],
+        }
+        done = False
+        for exporter, opset in MODELS[name][2]:
+            print(f"[export] {name}: {exporter} exporter, opset {opset}", flush=True)
+            try:
+                export_one(name, path, exporter, opset)
+            except Exception as e:  # noqa: BLE001 - report and fall back
+                msg = f"{type(e).__name__}: {e}"
+                print(f"[export] {name}: {exporter} FAILED: {msg}", flush=True)
+                traceback.print_exc()
+                entry["failed_exporters"].append({"exporter": exporter, "opset": opset, "error": msg[:2000]})
+                continue
+            entry.update(exporter=exporter, opset=opset)
+            done = True
+            print(f"[export] {name}: wrote {path} ({os.path.getsize(path)} bytes)", flush=True)
+            break
+        if not done:
+            failed = True
+            entry.update(exporter=None, opset=None)
+        manifest["models"][name] = entry
+        if name == "mlp" and done:
+            dst = os.path.join(HERE, "mlp_external", "model.onnx")
+            save_external(path, dst)
+            manifest["models"]["mlp_external"] = dict(entry, derived_from="mlp", external_data="model.data")
+            print(f"[export] mlp_external: wrote {dst} + model.data", flush=True)
+
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

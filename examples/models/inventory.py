@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Write examples/models/inventory.txt: what an ONNX importer must support to
+take in the models of examples/models/.
+
+For each model: file sizes, ir_version, opset_import, producer, inputs and
+outputs, initializers, the multiset of op types (main graph, subgraphs and
+functions), attributes of note, dynamic (symbolic or unknown) dimensions in the
+stored graph and after ONNX shape inference (with data propagation), ops whose
+output shape depends on data, and ops whose shape operand is computed in the
+graph rather than a constant.  NOTES (hand-written, from reading the graphs)
+say how the causal mask, attention scaling, normalisation and MoE routing
+appear.  Needs only onnx (and numpy):
+
+    .venv-export/bin/python examples/models/inventory.py
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = ["mlp", "mlp_external", "gpt2", "gpt2_sdpa", "llama", "mixtral"]
+
+# Ops whose output shape depends on input *values* (not only input shapes).
+DATA_DEPENDENT = {"NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan",
+                  "StringSplit", "RegexFullMatch"}
+# op -> index of the input that gives an output shape/size/count; data-dependent
+# unless it is a constant (initializer or Constant node).
+SHAPE_OPERAND = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Range": 0, "TopK": 1,
+                 "Slice": 1, "OneHot": 1, "Resize": 3, "Pad": 1, "Split": 1, "Squeeze": 1,
+                 "Unsqueeze": 1, "ReduceSum": 1, "ReduceMean": 1}
+
+NOTES = {
+    "mlp": """\
+Plain torch MLP: y = x + fc2(gelu(fc1(layernorm(x)))).
+- LayerNorm exports as one LayerNormalization (opset 17, axis=-1, epsilon=1e-5).
+- nn.Linear on a 2-D input exports as Gemm (transB=1: the weight is stored
+  [out, in], as torch keeps it).
+- GELU (exact, erf) is decomposed: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5.
+- mlp_external is the same graph with every initializer (size_threshold=0) in
+  one external file, model.data (TensorProto.data_location = EXTERNAL,
+  external_data {location, offset, length}).""",
+    "gpt2": """\
+Hugging Face GPT-2 (attn_implementation="eager"), TorchScript exporter.
+- Embeddings: Gather(wte, input_ids) + Gather(wpe, position ids); with static
+  shapes the position ids are folded into a constant.
+- Conv1D layers (c_attn, c_proj, c_fc) are addmm on a 2-D view: Reshape to
+  [32, 64] -> Gemm (weight stored [in, out], transB=0) -> Reshape back.
+- QKV: one Gemm to 3*64, then Split (split sizes as a constant input), Reshape to
+  heads, Transpose.
+- LayerNorm: LayerNormalization (5: 2 per block + ln_f).
+- GELU: gelu_new (tanh approximation) decomposed: Pow(x, 3), Mul 0.044715,
+  Add, Mul sqrt(2/pi), Tanh, Add 1, Mul 0.5, Mul x.
+- Attention scaling: scores = MatMul(q, k^T), then Div by a constant (sqrt(16) = 4)
+  in the eager path.
+- Causal mask: built in the graph from constants: ConstantOfShape (fill with
+  float32 min) -> Trilu(upper=1, k=1) -> Mul/Cast/Equal/Where on the 4-D
+  [1,1,16,16] mask (transformers' _prepare_4d_causal_attention_mask);
+  applied per block with Where(mask, scores, min) and/or Add before Softmax(axis=-1).
+  Its inputs are all constant, so it folds to a constant.
+- lm_head is tied to wte: the exporter writes the transposed embedding as a
+  separate initializer for the final MatMul (so the tie is lost; the weight
+  appears twice).
+- Identity nodes appear (dropout in eval mode).""",
+    "gpt2_sdpa": """\
+Same weights as gpt2, attn_implementation="sdpa": torch's
+scaled_dot_product_attention exported by the TorchScript symbolic (opset 14+).
+- Attention scaling: the symbolic takes the scale as 1/sqrt(head_dim) computed
+  in-graph (Shape -> Slice -> Cast -> Sqrt -> Div), then multiplies BOTH q and
+  k^T by sqrt(scale) (Sqrt + Mul each) before MatMul, instead of one Div after it.
+- The causal mask comes in as an explicit float mask (same Trilu/Where build as
+  gpt2) and is added to the scores (Add) before Softmax.
+- Two Shape ops remain (the sdpa scale from q's last dim): shape computations on
+  static shapes, all foldable.""",
+    "llama": """\
+Hugging Face LLaMA (sdpa attention, GQA 4 query heads / 2 kv heads), dynamo
+exporter (torch.export + onnxscript, optimize=True), opset 18, IR 10.
+- Heavily constant-folded by the onnxscript optimizer: no Constant nodes (all
+  constants are initializers), no Shape ops, the causal mask and the rotary
+  cos/sin tables are precomputed initializers; value_info is stored for every
+  intermediate value, all with static shapes.
+- RMSNorm is decomposed: Pow(x, 2) -> ReduceMean(axes=[-1] as an input,
+  keepdims=1) -> Add eps -> Sqrt -> Reciprocal -> Mul x -> Mul weight.
+  (5 = 2 per layer + final norm.)
+- nn.Linear exports as MatMul with a pre-transposed [in, out] initializer (no Gemm).
+- SwiGLU MLP: MatMul gate, Sigmoid + Mul (SiLU), Mul up, MatMul down.
+- Rotary embedding: Slice the head dim in halves, Neg, Concat (rotate_half), Mul
+  with the cos/sin constants, Add.
+- GQA: k and v are repeated to 4 heads by Unsqueeze -> Expand -> Reshape
+  (repeat_kv), before attention.
+- Attention (sdpa decomposed by onnxscript): scale applied as Mul by
+  sqrt(1/sqrt(head_dim)) on q and on k^T (Sqrt of a constant, Mul), MatMul,
+  Add of the folded causal mask (float, 0 / -inf), Softmax(axis=-1), MatMul v.
+- Nodes carry metadata_props (namespace, class hierarchy, fx node, name scopes);
+  export.py drops only pkg.torch.onnx.stack_trace (it holds absolute paths).""",
+    "mixtral": """\
+Hugging Face Mixtral (eager attention, GQA 4/2, 4 experts, top-2), TorchScript
+exporter, opset 17.  This is the one graph with data-dependent shapes.
+- RMSNorm as in llama but without Reciprocal: Pow 2 -> ReduceMean (axes as an
+  attribute at opset 17) -> Add eps -> Sqrt -> Div.
+- Rotary cos/sin are computed in the graph (inv_freq x positions -> Cos, Sin);
+  the positions are constant, so this folds.
+- Attention: MatMul(q, k^T), Div by sqrt(head_dim) (eager), Add causal mask,
+  Softmax (computed in float32: Cast ops), MatMul v.  Causal mask built with
+  the same ConstantOfShape/Where pattern (no Trilu here: built from a
+  comparison of arange values, Equal/Where).
+- MoE routing, per layer: gate MatMul -> Softmax(axis=1) -> TopK(k=2, axis=-1)
+  -> ReduceSum + Div (renormalise the top-2 weights) -> OneHot(selected,
+  depth 4) -> Transpose (permute 2,1,0).  The Python loop over experts was
+  unrolled by the trace into all 4 experts (export.py checks that the trace
+  input hits every expert; if it did not, the graph would silently drop
+  experts).  Per expert: Gather(expert_mask, e) -> NonZero -> Split/Squeeze
+  (torch.where: token and slot index) -> Gather the hidden rows
+  (data-dependent row count) -> expert SwiGLU (MatMul, Sigmoid, Mul, MatMul)
+  -> Mul by the Gathered routing weight -> index_add_ as ScatterElements
+  (reduction="add") into the running [32, 64] output, whose indices are
+  Expanded to the data-dependent [n, 64] shape via Shape/Concat.
+- So: 8 NonZero (4 experts x 2 layers), 8 ScatterElements(add), 2 TopK, 2
+  OneHot; no Loop/If/ScatterND.  Every tensor downstream of a NonZero has an
+  unknown first dimension until the values are known.""",
+}
+
+
+def human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def dims(t: onnx.TypeProto) -> list[str] | None:
+    if not t.HasField("tensor_type"):
+        return None
+    tt = t.tensor_type
+    if not tt.HasField("shape"):
+        return None  # unknown rank
+    out = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            out.append(str(d.dim_value))
+        elif d.HasField("dim_param"):
+            out.append(d.dim_param)
+        else:
+            out.append("?")
+    return out
+
+
+def is_dynamic(t: onnx.TypeProto) -> bool:
+    d = dims(t)
+    return d is None or any(not x.isdigit() for x in d)
+
+
+def vi_str(v: onnx.ValueInfoProto) -> str:
+    et = onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)
+    d = dims(v.type)
+    return f"{v.name}: {et}[{', '.join(d) if d is not None else 'unknown rank'}]"
+
+
+def all_nodes(g: onnx.GraphProto):
+    for n in g.node:
+        yield n
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from all_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    yield from all_nodes(sg)
+
+
+def attr_val(a: onnx.AttributeProto):
+    v = onnx.helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, onnx.TensorProto):
+        arr = numpy_helper.to_array(v)
+        return f"tensor {arr.dtype}{list(arr.shape)}" + (f"={arr.tolist()}" if arr.size <= 4 else "")
+    return v
+
+
+def section(name: str, manifest: dict) -> list[str]:
+    d = os.path.join(HERE, name)
+    path = os.path.join(d, "model.onnx")
+    out = [f"== {name} " + "=" * (74 - len(name))]
+    files = sorted(f for f in os.listdir(d) if os.path.isfile(os.path.join(d, f)))
+    out.append("files: " + ", ".join(f"{f} ({human(os.path.getsize(os.path.join(d, f)))})" for f in files))
+    m = onnx.load(path)  # loads external data too
+    mm = manifest.get("models", {}).get(name, {})
+    if mm:
+        out.append(f"exporter: {mm.get('exporter')} (opset {mm.get('opset')})"
+                   + (f"; derived from {mm['derived_from']}" if "derived_from" in mm else ""))
+        for f in mm.get("failed_exporters", []):
+            out.append(f"  exporter {f['exporter']} (opset {f['opset']}) failed: {f['error'][:300]}")
+    out.append(f"ir_version: {m.ir_version}")
+    out.append("opset_import: " + ", ".join(f"{o.domain or 'ai.onnx'}={o.version}" for o in m.opset_import))
+    out.append(f"producer: {m.producer_name} {m.producer_version}")
+    out.append(f"functions: {len(m.functions)}; model metadata_props: {[p.key for p in m.metadata_props]}")
+    g = m.graph
+    out.append("inputs:  " + "; ".join(vi_str(v) for v in g.input))
+    out.append("outputs: " + "; ".join(vi_str(v) for v in g.output))
+    ext = sum(1 for t in g.initializer if t.data_location == onnx.TensorProto.EXTERNAL)
+    m_raw = onnx.load(path, load_external_data=False)
+    ext = sum(1 for t in m_raw.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL)
+    init_dtypes = collections.Counter(onnx.TensorProto.DataType.Name(t.data_type) for t in g.initializer)
+    nbytes = sum(numpy_helper.to_array(t).nbytes for t in g.initializer)
+    out.append(f"initializers: {len(g.initializer)} ({human(nbytes)}; dtypes {dict(init_dtypes)}; "
+               f"{ext} stored as external data)")
+    nodes = list(all_nodes(g))
+    for f in m.functions:
+        nodes.extend(f.node)
+    node_meta = collections.Counter(p.key for n in nodes for p in n.metadata_props)
+    if node_meta:
+        out.append(f"node metadata_props keys: {dict(node_meta)}")
+    domains = collections.Counter(n.domain or "ai.onnx" for n in nodes)
+    out.append(f"nodes: {len(nodes)} (domains {dict(domains)}); stored value_info: {len(g.value_info)}")
+
+    counts = collections.Counter(n.op_type for n in nodes)
+    out.append("op types (op_type: count):")
+    for op, c in sorted(counts.items()):
+        out.append(f"  {op}: {c}")
+
+    # Attributes of note, per op type (distinct non-default-looking values).
+    attrs = collections.defaultdict(set)
+    for n in nodes:
+        if n.op_type == "Constant":
+            continue
+        for a in n.attribute:
+            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                continue
+            attrs[n.op_type].add(f"{a.name}={attr_val(a)}")
+    if attrs:
+        out.append("attributes seen (op: distinct name=value):")
+        for op in sorted(attrs):
+            out.append(f"  {op}: {', '.join(sorted(attrs[op]))}")
+
+    # Dynamic dimensions.
+    stored = [v for v in list(g.input) + list(g.output) + list(g.value_info) if is_dynamic(v.type)]
+    out.append(f"dynamic dims in stored graph inputs/outputs/value_info: "
+               f"{'none' if not stored else '; '.join(vi_str(v) for v in stored)}")
+    inferred = onnx.shape_inference.infer_shapes(m_raw, check_type=True, strict_mode=True, data_prop=True)
+    ig = inferred.graph
+    produced = {o for n in ig.node for o in n.output if o}
+    vis = {v.name: v for v in ig.value_info}
+    dyn = [vis[o] for o in produced if o in vis and is_dynamic(vis[o].type)]
+    missing = sorted(o for o in produced if o not in vis and o not in {v.name for v in ig.output})
+    out.append(f"after onnx.shape_inference (data_prop=True): {len(produced)} values produced, "
+               f"{len(dyn)} with a dynamic dim, {len(missing)} with no inferred type")
+    for v in sorted(dyn, key=lambda v: v.name)[:12]:
+        out.append(f"  {vi_str(v)}")
+    if len(dyn) > 12:
+        out.append(f"  ... and {len(dyn) - 12} more")
+
+    # Data-dependent output shapes.
+    dd = collections.Counter(n.op_type for n in nodes if n.op_type in DATA_DEPENDENT)
+    out.append(f"ops with data-dependent output shapes: {dict(dd) if dd else 'none'}")
+    consts = {t.name for t in g.initializer} | {o for n in g.node if n.op_type == "Constant" for o in n.output}
+    computed = collections.Counter()
+    for n in g.node:
+        i = SHAPE_OPERAND.get(n.op_type)
+        if i is not None and i < len(n.input) and n.input[i] and n.input[i] not in consts:
+            computed[n.op_type] += 1
+    out.append(f"ops whose shape/size operand is computed in-graph (not a constant): "
+               f"{dict(computed) if computed else 'none'}")
+    tdd = os.path.join(d, "test_data_set_0")
+    if os.path.isdir(tdd):
+        out.append(f"reference: test_data_set_0/{', '.join(sorted(os.listdir(tdd)))}")
+    out.append("notes:")
+    note = NOTES.get(name, "")
+    if name == "mlp_external":
+        note = NOTES["mlp"].split("\n- mlp_external", 1)[0].replace("Plain torch MLP", "The mlp model")
+        note += "\n- Every initializer is external: one file, model.data, offsets in order."
+    out.extend("  " + line for line in note.splitlines())
+    return out
+
+
+def main() -> int:
+    manifest = {}
+    mp = os.path.join(HERE, "manifest.json")
+    if os.path.exists(mp):
+        with open(mp) as f:
+            manifest = json.load(f)
+    lines = ["Inventory of examples/models/ (generated by inventory.py; do not edit by hand).",
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(manifest.get("versions", {}).items())),
+             ""]
+    for name in MODELS:
+        lines.extend(section(name, manifest))
+        lines.append("")
+    union = collections.Counter()
+    for name in MODELS:
+        m = onnx.load(os.path.join(HERE, name, "model.onnx"), load_external_data=False)
+        union.update({n.op_type for n in all_nodes(m.graph)})
+    lines.append("== all models: op types and in how many of the 6 models they appear ==")
+    lines.append("  " + ", ".join(f"{op}({c})" for op, c in sorted(union.items())))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(HERE, "inventory.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+//===- ImporterImpl.h - the ONNX importer's internal state -------*- C++
+//-*-===//
+//
+// Private to frontend/onnx: the importer class shared by OnnxImporter.cpp (the
+// graph walk and value bookkeeping), OnnxFold.cpp (constant folding) and
+// OnnxEmit.cpp (braid ops per ONNX op type).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_FRONTEND_ONNX_IMPORTERIMPL_H
+#define BRAID_FRONTEND_ONNX_IMPORTERIMPL_H
+
+#include "frontend/onnx/OnnxImporter.h"
+
+#include "dialects/braid/BraidDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+#include "llvm/Support/Path.h"
+
+namespace mlir {
+namespace braid {
+namespace onnx_import {
+namespace detail {
+
+/// Signals that a diagnostic was already emitted.
+struct ImportFailure {};
+
+/// Imports one model; see OnnxImporter.h.
+class Importer {
+public:
+  Importer(const onnx::ModelProto &model, StringRef modelPath,
+           MLIRContext *context, const ImportOptions &options)
+      : model(model), modelPath(modelPath.str()), context(context),
+        options(options), builder(context), loc(UnknownLoc::get(context)) {
+    modelDir = llvm::sys::path::parent_path(modelPath).str();
+    if (modelDir.empty())
+      modelDir = ".";
+  }
+
+  FailureOr<ImportedModel> run();
+
+private:
+  /// What the importer knows about one ONNX value.
+  struct Entry {
+    /// The braid tensor, once materialized.
+    Value value;
+    /// The value, when it is known at import time.
+    std::optional<HostTensor> constant;
+    /// An initializer not read yet.
+    const onnx::TensorProto *initializer = nullptr;
+  };
+
+  // --- diagnostics ---------------------------------------------------------
+  /// Emits an error about the current node and aborts its import.
+  [[noreturn]] void fail(const Twine &message);
+  std::string describeNode() const;
+
+  // --- values --------------------------------------------------------------
+  Entry &lookup(StringRef name);
+  /// The value's static shape.
+  SmallVector<int64_t, 4> shapeOf(StringRef name);
+  /// The value's ONNX element type.
+  int32_t onnxTypeOf(StringRef name);
+  /// The value as a braid tensor, materializing constants and weights.
+  Value tensor(StringRef name);
+  /// The value if it is known at import time (reading small initializers).
+  const HostTensor *constant(StringRef name);
+  /// Like constant(), but fails naming `what` when the value is computed.
+  const HostTensor &requireConstant(StringRef name, StringRef what);
+  void setValue(StringRef name, Value value);
+  void setConstant(StringRef name, HostTensor value);
+  Value materialize(const HostTensor &value);
+  Value materializeWeight(StringRef name, const onnx::TensorProto &tensor);
+  Type elementType(int32_t onnxType);
+
+  // --- node access ---------------------------------------------------------
+  unsigned numInputs() const { return node->input_size(); }
+  bool hasInput(unsigned i) const {
+    return i < numInputs() && !node->input(i).empty();
+  }
+  StringRef inputName(unsigned i) const { return node->input(i); }
+  Value input(unsigned i);
+  StringRef outputName(unsigned i) const { return node->output(i); }
+  const onnx::AttributeProto *attribute(StringRef name) const;
+  int64_t intAttr(StringRef name, int64_t defaultValue) const;
+  float floatAttr(StringRef name, float defaultValue) const;
+  std::string stringAttr(StringRef name, StringRef defaultValue) const;
+  std::optional<SmallVector<int64_t, 4>> intsAttr(StringRef name) const;
+  /// Axes given as an attribute (older opsets) or as input `index` (newer).
+  std::optional<SmallVector<int64_t, 4>> axesFrom(StringRef attr,
+                                                  unsigned index);
+  /// Normalizes a possibly negative axis for `rank`, failing when out of range.
+  int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+  // --- import --------------------------------------------------------------
+  void importGraph();
+  void importNode(const onnx::NodeProto &node);
+  bool tryFold();
+  void emitNode();
+  RankedTensorType inputType(const onnx::ValueInfoProto &info);
+
+  // --- emitters ------------------------------------------------------------
+  Value reshape(Value value, ArrayRef<int64_t> shape);
+  Value scalar(double value, Type type);
+  void emitMatMul();
+  void emitGemm();
+  void emitSoftmax();
+  void emitReduce();
+  void emitReshape();
+  void emitSqueezeUnsqueeze(bool squeeze);
+  void emitSlice();
+  void emitSplit();
+  void emitTrilu();
+  void emitAttention();
+  void emitLayerNorm(bool rms);
+
+  // --- folding ---------------------------------------------------------------
+  std::optional<HostTensor> foldCurrent();
+  SmallVector<int64_t, 4> reshapeTarget(ArrayRef<int64_t> input,
+                                        const HostTensor &shape,
+                                        bool allowZero);
+  struct SliceBox {
+    SmallVector<int64_t, 4> starts, sizes, steps;
+  };
+  SliceBox sliceBox(ArrayRef<int64_t> shape);
+
+  const onnx::ModelProto &model;
+  std::string modelPath, modelDir;
+  MLIRContext *context;
+  const ImportOptions &options;
+  OpBuilder builder;
+  Location loc;
+  ModuleOp module;
+  func::FuncOp function;
+  Block *entry = nullptr;
+  llvm::StringMap<Entry> values;
+  llvm::StringMap<Value> weightValues;
+  std::vector<ImportedWeight> weights;
+  const onnx::NodeProto *node = nullptr;
+  int64_t opset = 0;
+};
+
+} // namespace detail
+} // namespace onnx_import
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_FRONTEND_ONNX_IMPORTERIMPL_H

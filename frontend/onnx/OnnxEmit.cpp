@@ -1,0 +1,524 @@
+//===- OnnxEmit.cpp - braid ops for ONNX ops ------------------------------===//
+//
+// The handler table: one entry per supported ONNX op type. Handlers build
+// braid ops; the ops' own type inference produces the static result types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/ImporterImpl.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::onnx_import;
+using namespace mlir::braid::onnx_import::detail;
+
+static RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value Importer::reshape(Value value, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, typeOf(value).getElementType());
+  if (type == value.getType())
+    return value;
+  return ReshapeOp::create(builder, loc, type, value);
+}
+
+Value Importer::scalar(double value, Type type) {
+  auto tensorType = RankedTensorType::get({}, type);
+  Attribute element;
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    APFloat f(value);
+    bool losesInfo;
+    f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    element = FloatAttr::get(type, f);
+  } else {
+    element = IntegerAttr::get(type, static_cast<int64_t>(value));
+  }
+  return ConstantOp::create(builder, loc, tensorType,
+                            DenseElementsAttr::get(tensorType, element));
+}
+
+void Importer::emitNode() {
+  StringRef op = node->op_type();
+  auto out = [&](Value value) { setValue(outputName(0), value); };
+  auto binary = [&](auto tag) {
+    using OpTy = decltype(tag);
+    out(OpTy::create(builder, loc, input(0), input(1)));
+  };
+  auto unary = [&](auto tag) {
+    using OpTy = decltype(tag);
+    out(OpTy::create(builder, loc, input(0)));
+  };
+  auto compare = [&](CompareKind kind) {
+    out(CompareOp::create(builder, loc, kind, input(0), input(1)));
+  };
+  auto variadic = [&](auto tag) {
+    using OpTy = decltype(tag);
+    Value acc = input(0);
+    for (unsigned i = 1; i < numInputs(); ++i)
+      acc = OpTy::create(builder, loc, acc, input(i));
+    out(acc);
+  };
+
+  static const llvm::StringSet<> passThrough = {"Identity", "Dropout"};
+  if (passThrough.contains(op)) {
+    setValue(outputName(0), input(0));
+    return;
+  }
+  if (op == "Add")
+    return binary(AddOp());
+  if (op == "Sub")
+    return binary(SubOp());
+  if (op == "Mul")
+    return binary(MulOp());
+  if (op == "Div")
+    return binary(DivOp());
+  if (op == "Pow") {
+    Value base = input(0), exponent = input(1);
+    Type element = typeOf(base).getElementType();
+    if (typeOf(exponent).getElementType() != element)
+      exponent = CastOp::create(
+          builder, loc,
+          RankedTensorType::get(typeOf(exponent).getShape(), element),
+          exponent);
+    return out(PowOp::create(builder, loc, base, exponent));
+  }
+  if (op == "Max")
+    return variadic(MaxOp());
+  if (op == "Min")
+    return variadic(MinOp());
+  if (op == "Neg")
+    return unary(NegOp());
+  if (op == "Exp")
+    return unary(ExpOp());
+  if (op == "Log")
+    return unary(LogOp());
+  if (op == "Sqrt")
+    return unary(SqrtOp());
+  if (op == "Erf")
+    return unary(ErfOp());
+  if (op == "Tanh")
+    return unary(TanhOp());
+  if (op == "Sigmoid")
+    return unary(SigmoidOp());
+  if (op == "Relu")
+    return unary(ReluOp());
+  if (op == "Reciprocal") {
+    Value x = input(0);
+    return out(DivOp::create(builder, loc,
+                             scalar(1.0, typeOf(x).getElementType()), x));
+  }
+  if (op == "Gelu") {
+    std::string approximate = stringAttr("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      fail("unknown Gelu approximation '" + approximate + "'");
+    return out(GeluOp::create(builder, loc, input(0), approximate == "tanh"));
+  }
+  if (op == "Equal")
+    return compare(CompareKind::EQ);
+  if (op == "Less")
+    return compare(CompareKind::LT);
+  if (op == "LessOrEqual")
+    return compare(CompareKind::LE);
+  if (op == "Greater")
+    return compare(CompareKind::GT);
+  if (op == "GreaterOrEqual")
+    return compare(CompareKind::GE);
+  if (op == "Where")
+    return out(SelectOp::create(builder, loc, input(0), input(1), input(2)));
+  if (op == "Cast" || op == "CastLike") {
+    Value x = input(0);
+    Type target = op == "Cast" ? elementType(intAttr("to", kFloat))
+                               : typeOf(input(1)).getElementType();
+    auto type = RankedTensorType::get(typeOf(x).getShape(), target);
+    return out(type == x.getType() ? x : CastOp::create(builder, loc, type, x));
+  }
+  if (op == "MatMul")
+    return emitMatMul();
+  if (op == "Gemm")
+    return emitGemm();
+  if (op == "Softmax")
+    return emitSoftmax();
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax")
+    return emitReduce();
+  if (op == "LayerNormalization")
+    return emitLayerNorm(/*rms=*/false);
+  if (op == "RMSNormalization")
+    return emitLayerNorm(/*rms=*/true);
+  if (op == "Transpose") {
+    Value x = input(0);
+    SmallVector<int64_t, 4> perm;
+    if (auto given = intsAttr("perm"))
+      perm = *given;
+    else
+      for (int64_t d = typeOf(x).getRank() - 1; d >= 0; --d)
+        perm.push_back(d);
+    return out(TransposeOp::create(builder, loc, x,
+                                   builder.getDenseI64ArrayAttr(perm)));
+  }
+  if (op == "Reshape")
+    return emitReshape();
+  if (op == "Flatten") {
+    Value x = input(0);
+    int64_t rank = typeOf(x).getRank();
+    int64_t axis = intAttr("axis", 1);
+    axis = axis < 0 ? axis + rank : axis;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? outer : inner) *= typeOf(x).getDimSize(d);
+    return out(reshape(x, {outer, inner}));
+  }
+  if (op == "Squeeze")
+    return emitSqueezeUnsqueeze(/*squeeze=*/true);
+  if (op == "Unsqueeze")
+    return emitSqueezeUnsqueeze(/*squeeze=*/false);
+  if (op == "Concat") {
+    SmallVector<Value> inputs;
+    for (unsigned i = 0; i < numInputs(); ++i)
+      if (hasInput(i))
+        inputs.push_back(input(i));
+    int64_t axis =
+        normalizeAxis(intAttr("axis", 0), typeOf(inputs[0]).getRank());
+    return out(ConcatOp::create(builder, loc, inputs, axis));
+  }
+  if (op == "Split")
+    return emitSplit();
+  if (op == "Slice")
+    return emitSlice();
+  if (op == "Gather") {
+    Value data = input(0);
+    int64_t axis = normalizeAxis(intAttr("axis", 0), typeOf(data).getRank());
+    Value indices;
+    if (const HostTensor *known = constant(inputName(1))) {
+      // Known indices are checked and made non-negative here.
+      HostTensor normalized = castTo(*known, kInt64);
+      int64_t size = typeOf(data).getDimSize(axis);
+      for (int64_t &v : normalized.ints) {
+        if (v < -size || v >= size)
+          fail("index " + Twine(v) + " is out of range for axis " +
+               Twine(axis) + " of size " + Twine(size));
+        if (v < 0)
+          v += size;
+      }
+      indices = materialize(normalized);
+    } else {
+      indices = input(1);
+    }
+    return out(GatherOp::create(builder, loc, data, indices, axis));
+  }
+  if (op == "Expand") {
+    Value x = input(0);
+    const HostTensor &shape = requireConstant(inputName(1), "Expand shape");
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < shape.numElements(); ++i)
+      dims.push_back(shape.getInt(i));
+    std::optional<SmallVector<int64_t, 4>> target =
+        broadcastShapes(typeOf(x).getShape(), dims);
+    if (!target)
+      fail("cannot expand a tensor of rank " + Twine(typeOf(x).getRank()) +
+           " to the given shape");
+    auto type = RankedTensorType::get(*target, typeOf(x).getElementType());
+    return out(
+        type == x.getType() ? x : BroadcastToOp::create(builder, loc, type, x));
+  }
+  if (op == "Trilu")
+    return emitTrilu();
+  if (op == "Attention")
+    return emitAttention();
+  if (op == "Range" || op == "ConstantOfShape" || op == "NonZero" ||
+      op == "TopK" || op == "ScatterND" || op == "ScatterElements" ||
+      op == "GatherElements")
+    fail("this op needs its inputs known at import time, or (for TopK, "
+         "Scatter*, GatherElements) to be part of an MoE block that Braid "
+         "raises; here they are computed");
+  fail("unsupported operator");
+}
+
+void Importer::emitMatMul() {
+  Value a = input(0), b = input(1);
+  int64_t rankA = typeOf(a).getRank(), rankB = typeOf(b).getRank();
+  // numpy: a 1-D lhs gets a leading 1, a 1-D rhs a trailing 1, removed after.
+  if (rankA == 1)
+    a = reshape(a, {1, typeOf(a).getDimSize(0)});
+  if (rankB == 1)
+    b = reshape(b, {typeOf(b).getDimSize(0), 1});
+  Value product = MatmulOp::create(builder, loc, a, b, false, false);
+  SmallVector<int64_t, 4> shape(typeOf(product).getShape());
+  if (rankB == 1)
+    shape.erase(shape.end() - 1);
+  if (rankA == 1)
+    shape.erase(shape.end() - 1);
+  setValue(outputName(0), reshape(product, shape));
+}
+
+void Importer::emitGemm() {
+  Value a = input(0), b = input(1);
+  if (typeOf(a).getRank() != 2 || typeOf(b).getRank() != 2)
+    fail("Gemm needs 2-D A and B");
+  Value y = MatmulOp::create(builder, loc, a, b, intAttr("transA", 0) != 0,
+                             intAttr("transB", 0) != 0);
+  Type element = typeOf(y).getElementType();
+  float alpha = floatAttr("alpha", 1.0f), beta = floatAttr("beta", 1.0f);
+  if (alpha != 1.0f)
+    y = MulOp::create(builder, loc, y, scalar(alpha, element));
+  if (hasInput(2) && beta != 0.0f) {
+    Value c = input(2);
+    if (beta != 1.0f)
+      c = MulOp::create(builder, loc, c, scalar(beta, element));
+    y = AddOp::create(builder, loc, y, c);
+  }
+  setValue(outputName(0), y);
+}
+
+void Importer::emitSoftmax() {
+  Value x = input(0);
+  int64_t rank = typeOf(x).getRank();
+  int64_t axis = normalizeAxis(intAttr("axis", opset < 13 ? 1 : -1), rank);
+  if (opset >= 13 || axis == rank - 1) {
+    setValue(outputName(0), SoftmaxOp::create(builder, loc, x, axis));
+    return;
+  }
+  // Before opset 13 the input is flattened to 2-D at `axis`.
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= typeOf(x).getDimSize(d);
+  Value flat = reshape(x, {outer, inner});
+  Value y = SoftmaxOp::create(builder, loc, flat, 1);
+  setValue(outputName(0), reshape(y, typeOf(x).getShape()));
+}
+
+void Importer::emitReduce() {
+  Value x = input(0);
+  StringRef op = node->op_type();
+  int64_t rank = typeOf(x).getRank();
+  // Axes became an input in opset 13 for ReduceSum and 18 for the others.
+  int64_t inputSince = op == "ReduceSum" ? 13 : 18;
+  std::optional<SmallVector<int64_t, 4>> axes =
+      opset >= inputSince ? axesFrom("", 1) : intsAttr("axes");
+  bool keepDims = intAttr("keepdims", 1) != 0;
+  SmallVector<int64_t> dims;
+  if (!axes || axes->empty()) {
+    if (intAttr("noop_with_empty_axes", 0)) {
+      setValue(outputName(0), x);
+      return;
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+  } else {
+    for (int64_t a : *axes)
+      dims.push_back(normalizeAxis(a, rank));
+    llvm::sort(dims);
+  }
+  Value y;
+  if (op == "ReduceMean")
+    y = ReduceMeanOp::create(builder, loc, x, dims, keepDims);
+  else if (op == "ReduceSum")
+    y = ReduceSumOp::create(builder, loc, x, dims, keepDims);
+  else
+    y = ReduceMaxOp::create(builder, loc, x, dims, keepDims);
+  setValue(outputName(0), y);
+}
+
+void Importer::emitLayerNorm(bool rms) {
+  Value x = input(0), scale = input(1);
+  int64_t rank = typeOf(x).getRank();
+  int64_t axis = normalizeAxis(intAttr("axis", -1), rank);
+  float epsilon = floatAttr("epsilon", rms ? 1e-5f : 1e-5f);
+  if (node->output_size() > 1)
+    for (int i = 1; i < node->output_size(); ++i)
+      if (!node->output(i).empty())
+        fail("the mean and inverse-deviation outputs are not supported");
+  // Scale and bias broadcast to the normalized shape.
+  ArrayRef<int64_t> normalized = typeOf(x).getShape().drop_front(axis);
+  auto fit = [&](Value v) {
+    auto type = RankedTensorType::get(normalized, typeOf(v).getElementType());
+    if (v.getType() == type)
+      return v;
+    return Value(BroadcastToOp::create(builder, loc, type, v));
+  };
+  Value y;
+  if (rms) {
+    y = RmsNormOp::create(builder, loc, x.getType(), x, fit(scale),
+                          builder.getI64IntegerAttr(axis),
+                          builder.getF32FloatAttr(epsilon));
+  } else {
+    Value bias = hasInput(2) ? fit(input(2)) : Value();
+    y = LayerNormOp::create(builder, loc, x.getType(), x, fit(scale), bias,
+                            builder.getI64IntegerAttr(axis),
+                            builder.getF32FloatAttr(epsilon));
+  }
+  setValue(outputName(0), y);
+}
+
+void Importer::emitReshape() {
+  Value x = input(0);
+  const HostTensor &shape = requireConstant(inputName(1), "Reshape shape");
+  setValue(outputName(0),
+           reshape(x, reshapeTarget(typeOf(x).getShape(), shape,
+                                    intAttr("allowzero", 0) != 0)));
+}
+
+void Importer::emitSqueezeUnsqueeze(bool squeeze) {
+  Value x = input(0);
+  ArrayRef<int64_t> in = typeOf(x).getShape();
+  std::optional<SmallVector<int64_t, 4>> axes =
+      opset >= 13 ? axesFrom("", 1) : intsAttr("axes");
+  SmallVector<int64_t, 4> shape;
+  if (squeeze) {
+    int64_t rank = in.size();
+    SmallVector<bool> removed(rank, false);
+    if (axes)
+      for (int64_t a : *axes) {
+        int64_t d = normalizeAxis(a, rank);
+        if (in[d] != 1)
+          fail("cannot squeeze dimension " + Twine(d) + " of size " +
+               Twine(in[d]));
+        removed[d] = true;
+      }
+    for (int64_t d = 0; d < rank; ++d)
+      if (!(axes ? removed[d] : in[d] == 1))
+        shape.push_back(in[d]);
+  } else {
+    if (!axes)
+      fail("Unsqueeze needs axes");
+    int64_t rank = in.size() + axes->size();
+    SmallVector<bool> inserted(rank, false);
+    for (int64_t a : *axes)
+      inserted[normalizeAxis(a, rank)] = true;
+    size_t next = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      shape.push_back(inserted[d] ? 1 : in[next++]);
+  }
+  setValue(outputName(0), reshape(x, shape));
+}
+
+void Importer::emitSlice() {
+  Value x = input(0);
+  SliceBox box = sliceBox(typeOf(x).getShape());
+  for (int64_t step : box.steps)
+    if (step < 0)
+      fail("negative Slice steps on a computed tensor are not supported");
+  auto type = RankedTensorType::get(box.sizes, typeOf(x).getElementType());
+  if (type == x.getType()) {
+    setValue(outputName(0), x);
+    return;
+  }
+  setValue(outputName(0),
+           SliceOp::create(builder, loc, type, x, ValueRange(),
+                           builder.getDenseI64ArrayAttr(box.starts),
+                           builder.getDenseI64ArrayAttr(box.sizes),
+                           builder.getDenseI64ArrayAttr(box.steps)));
+}
+
+void Importer::emitSplit() {
+  Value x = input(0);
+  auto type = typeOf(x);
+  int64_t axis = normalizeAxis(intAttr("axis", 0), type.getRank());
+  int64_t size = type.getDimSize(axis);
+  SmallVector<int64_t, 4> sizes;
+  if (opset >= 13 && hasInput(1)) {
+    const HostTensor &split = requireConstant(inputName(1), "Split sizes");
+    for (int64_t i = 0; i < split.numElements(); ++i)
+      sizes.push_back(split.getInt(i));
+  } else if (auto given = intsAttr("split")) {
+    sizes = *given;
+  } else {
+    int64_t n = intAttr("num_outputs", node->output_size());
+    int64_t piece = (size + n - 1) / n;
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(std::min(piece, size - i * piece));
+  }
+  if (static_cast<int>(sizes.size()) != node->output_size())
+    fail("Split has " + Twine(node->output_size()) + " outputs but " +
+         Twine(sizes.size()) + " sizes");
+  SmallVector<Type> types;
+  for (int64_t s : sizes) {
+    SmallVector<int64_t, 4> shape(type.getShape());
+    shape[axis] = s;
+    types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  auto split = SplitOp::create(builder, loc, types, x, axis);
+  for (auto [i, result] : llvm::enumerate(split.getResults()))
+    setValue(outputName(i), result);
+}
+
+void Importer::emitTrilu() {
+  Value x = input(0);
+  auto type = typeOf(x);
+  if (type.getRank() < 2)
+    fail("Trilu needs a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (hasInput(1))
+    k = requireConstant(inputName(1), "Trilu k").getInt(0);
+  bool upper = intAttr("upper", 1) != 0;
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  HostTensor mask = HostTensor::filled(kBool, {rows, cols}, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      mask.ints[r * cols + c] = upper ? c - r >= k : c - r <= k;
+  Value zero = scalar(0, type.getElementType());
+  setValue(outputName(0),
+           SelectOp::create(builder, loc, materialize(mask), x, zero));
+}
+
+void Importer::emitAttention() {
+  Value q = input(0), k = input(1), v = input(2);
+  for (unsigned i = 4; i < numInputs(); ++i)
+    if (hasInput(i))
+      fail("a key/value cache (past_key, past_value, nonpad_kv_seqlen) is "
+           "not supported");
+  for (int i = 1; i < node->output_size(); ++i)
+    if (!node->output(i).empty())
+      fail("only the attention output is supported, not the cache or the "
+           "QK matmul outputs");
+  if (floatAttr("softcap", 0.0f) != 0.0f)
+    fail("softcap is not supported");
+  bool threeD = typeOf(q).getRank() == 3;
+  auto to4D = [&](Value t, int64_t heads) {
+    auto type = typeOf(t);
+    int64_t b = type.getDimSize(0), s = type.getDimSize(1),
+            hidden = type.getDimSize(2);
+    if (heads <= 0 || hidden % heads != 0)
+      fail("3-D attention inputs need q_num_heads and kv_num_heads that "
+           "divide the hidden size");
+    Value split = reshape(t, {b, s, heads, hidden / heads});
+    return Value(TransposeOp::create(
+        builder, loc, split, builder.getDenseI64ArrayAttr({0, 2, 1, 3})));
+  };
+  if (threeD) {
+    q = to4D(q, intAttr("q_num_heads", 0));
+    k = to4D(k, intAttr("kv_num_heads", 0));
+    v = to4D(v, intAttr("kv_num_heads", 0));
+  }
+  int64_t headSize = typeOf(q).getDimSize(3);
+  float scale =
+      floatAttr("scale", 1.0f / std::sqrt(static_cast<float>(headSize)));
+  bool causal = intAttr("is_causal", 0) != 0;
+  Value mask = hasInput(3) ? input(3) : Value();
+  Value offset;
+  int64_t sq = typeOf(q).getDimSize(2), sk = typeOf(k).getDimSize(2);
+  // ONNX's causal mask is aligned at the top left (query i sees keys 0..i);
+  // braid's default is the bottom right, so state the offset when they differ.
+  if (causal && sq != sk)
+    offset = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value y = AttentionOp::create(builder, loc, q, k, v, mask, offset,
+                                causal ? builder.getUnitAttr() : UnitAttr(),
+                                builder.getF32FloatAttr(scale));
+  if (threeD) {
+    auto type = typeOf(y);
+    Value t = TransposeOp::create(builder, loc, y,
+                                  builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    y = reshape(t, {type.getDimSize(0), type.getDimSize(2),
+                    type.getDimSize(1) * type.getDimSize(3)});
+  }
+  setValue(outputName(0), y);
+}

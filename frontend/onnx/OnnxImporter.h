@@ -1,0 +1,66 @@
+//===- OnnxImporter.h - ONNX models to braid IR ------------------*- C++
+//-*-===//
+//
+// Builds a `func.func @main` in the braid dialect from an ONNX model, with
+// static shapes inferred by Braid itself, shape-computing subgraphs folded to
+// constants, and initializers turned into braid.weight symbols whose bytes are
+// returned for the weights file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_FRONTEND_ONNX_ONNXIMPORTER_H
+#define BRAID_FRONTEND_ONNX_ONNXIMPORTER_H
+
+#include "frontend/onnx/OnnxModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+namespace braid {
+namespace onnx_import {
+
+/// Choices the caller makes about an import.
+struct ImportOptions {
+  /// Sizes for graph inputs with dynamic dimensions: input name -> shape.
+  llvm::StringMap<llvm::SmallVector<int64_t, 4>> inputShapes;
+  /// Results with at most this many elements, computed from constants only,
+  /// are folded at import instead of becoming ops.
+  int64_t maxFoldElements = 1 << 22;
+  /// Prints a progress line on stderr while importing (for terminals).
+  bool showProgress = false;
+};
+
+/// A weight of the imported model: a braid.weight symbol and its bytes.
+struct ImportedWeight {
+  std::string name;
+  RawTensor data;
+};
+
+/// The result of an import.
+struct ImportedModel {
+  OwningOpRef<ModuleOp> module;
+  std::vector<ImportedWeight> weights;
+};
+
+/// Imports `model`, read from `modelPath` (external data is found relative to
+/// it). Problems are emitted as MLIR diagnostics on `context`, each naming the
+/// node, its op type, domain and opset; then returns failure.
+FailureOr<ImportedModel> importModel(const onnx::ModelProto &model,
+                                     llvm::StringRef modelPath,
+                                     MLIRContext *context,
+                                     const ImportOptions &options);
+
+/// Registers the dialects an imported module uses.
+void registerImportDialects(MLIRContext &context);
+
+} // namespace onnx_import
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_FRONTEND_ONNX_ONNXIMPORTER_H

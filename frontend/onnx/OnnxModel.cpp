@@ -1,0 +1,251 @@
+//===- OnnxModel.cpp - reading ONNX files and tensors ---------------------===//
+
+#include "frontend/onnx/OnnxModel.h"
+
+#include "onnx/defs/parser.h"
+#include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+
+using namespace mlir::braid::onnx_import;
+using llvm::Expected;
+using llvm::StringRef;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+Expected<std::unique_ptr<onnx::ModelProto>>
+mlir::braid::onnx_import::parseModel(StringRef buffer, StringRef name) {
+  auto model = std::make_unique<onnx::ModelProto>();
+  bool looksTextual = name.ends_with(".onnxtxt") ||
+                      name.ends_with(".onnxtext") ||
+                      buffer.ltrim().starts_with("<");
+  if (!looksTextual) {
+    if (buffer.size() > static_cast<size_t>(INT32_MAX))
+      return makeError("'" + name +
+                       "' is larger than 2 GiB; store its weights as "
+                       "external data");
+    if (model->ParseFromArray(buffer.data(), static_cast<int>(buffer.size())))
+      return std::move(model);
+    return makeError("'" + name +
+                     "' is not a valid ONNX model: the protobuf is "
+                     "truncated or corrupt");
+  }
+  std::string text = buffer.str();
+  onnx::Common::Status status = onnx::OnnxParser::Parse(*model, text.c_str());
+  if (!status.IsOK())
+    return makeError("'" + name +
+                     "' is not valid ONNX text: " + status.ErrorMessage());
+  return std::move(model);
+}
+
+Expected<std::unique_ptr<onnx::ModelProto>>
+mlir::braid::onnx_import::loadModel(StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false);
+  if (!buffer)
+    return makeError("cannot read '" + path +
+                     "': " + buffer.getError().message());
+  return parseModel((*buffer)->getBuffer(), path);
+}
+
+int64_t RawTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Appends `value` to `bytes` as little-endian bytes of its type.
+template <typename T> static void appendValue(std::string &bytes, T value) {
+  char buffer[sizeof(T)];
+  std::memcpy(buffer, &value, sizeof(T));
+  bytes.append(buffer, sizeof(T));
+}
+
+/// Reads `length` bytes at `offset` of an external data file.
+static Expected<std::string> readExternal(const onnx::TensorProto &tensor,
+                                          StringRef modelDir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::stoll(entry.value());
+    else if (entry.key() == "length")
+      length = std::stoll(entry.value());
+  }
+  if (location.empty())
+    return makeError("tensor '" + tensor.name() +
+                     "' has external data without a location");
+  if (llvm::sys::path::is_absolute(location) ||
+      StringRef(location).contains(".."))
+    return makeError("tensor '" + tensor.name() + "' has external data at '" +
+                     location + "', outside the model's folder");
+  llvm::SmallString<256> path(modelDir);
+  llvm::sys::path::append(path, location);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!file)
+    return makeError("tensor '" + tensor.name() +
+                     "': cannot read external data file '" + path +
+                     "': " + file.getError().message());
+  StringRef data = (*file)->getBuffer();
+  if (offset < 0 || static_cast<uint64_t>(offset) > data.size())
+    return makeError("tensor '" + tensor.name() + "': external data offset " +
+                     llvm::Twine(offset) + " is past the end of '" + path +
+                     "' (" + llvm::Twine(data.size()) + " bytes)");
+  if (length < 0)
+    length = data.size() - offset;
+  if (static_cast<uint64_t>(offset + length) > data.size())
+    return makeError("tensor '" + tensor.name() + "': external data '" + path +
+                     "' holds " + llvm::Twine(data.size()) +
+                     " bytes, fewer than offset " + llvm::Twine(offset) +
+                     " + length " + llvm::Twine(length));
+  return data.substr(offset, length).str();
+}
+
+Expected<RawTensor>
+mlir::braid::onnx_import::readTensor(const onnx::TensorProto &tensor,
+                                     StringRef modelDir) {
+  RawTensor raw;
+  raw.type = tensor.data_type();
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return makeError("tensor '" + tensor.name() +
+                       "' has a negative dimension " + llvm::Twine(d));
+    raw.shape.push_back(d);
+  }
+  int64_t elementSize = onnxTypeSize(raw.type);
+  if (elementSize == 0)
+    return makeError("tensor '" + tensor.name() + "' has element type " +
+                     onnxTypeName(raw.type) + ", which Braid does not read");
+  int64_t n = raw.numElements();
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    Expected<std::string> bytes = readExternal(tensor, modelDir);
+    if (!bytes)
+      return bytes.takeError();
+    raw.bytes = std::move(*bytes);
+  } else if (tensor.has_raw_data()) {
+    raw.bytes = tensor.raw_data();
+  } else {
+    switch (raw.type) {
+    case kFloat:
+      for (float v : tensor.float_data())
+        appendValue(raw.bytes, v);
+      break;
+    case kDouble:
+      for (double v : tensor.double_data())
+        appendValue(raw.bytes, v);
+      break;
+    case kInt64:
+      for (int64_t v : tensor.int64_data())
+        appendValue(raw.bytes, v);
+      break;
+    case kUint32:
+    case kUint64:
+      for (uint64_t v : tensor.uint64_data())
+        raw.type == kUint32 ? appendValue(raw.bytes, static_cast<uint32_t>(v))
+                            : appendValue(raw.bytes, v);
+      break;
+    default:
+      // int32_data carries every type of 32 bits or less, one per entry.
+      for (int32_t v : tensor.int32_data()) {
+        if (elementSize == 4)
+          appendValue(raw.bytes, v);
+        else if (elementSize == 2)
+          appendValue(raw.bytes, static_cast<uint16_t>(v));
+        else
+          appendValue(raw.bytes, static_cast<uint8_t>(v));
+      }
+      break;
+    }
+  }
+  if (static_cast<int64_t>(raw.bytes.size()) != n * elementSize)
+    return makeError("tensor '" + tensor.name() + "' of shape with " +
+                     llvm::Twine(n) + " elements of " + onnxTypeName(raw.type) +
+                     " holds " + llvm::Twine(raw.bytes.size()) +
+                     " bytes, expected " + llvm::Twine(n * elementSize));
+  return raw;
+}
+
+/// Reads element `i` of little-endian `bytes` as a T.
+template <typename T> static T readValue(const std::string &bytes, int64_t i) {
+  T value;
+  std::memcpy(&value, bytes.data() + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+/// Decodes a 16-bit float with the given semantics to double.
+static double halfToDouble(uint16_t bits, const llvm::fltSemantics &sem) {
+  llvm::APFloat value(sem, llvm::APInt(16, bits));
+  bool losesInfo;
+  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToDouble();
+}
+
+Expected<HostTensor> mlir::braid::onnx_import::toHost(const RawTensor &raw) {
+  HostTensor t;
+  t.type = raw.type;
+  t.shape = raw.shape;
+  int64_t n = raw.numElements();
+  if (t.isFloat())
+    t.floats.resize(n);
+  else
+    t.ints.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (raw.type) {
+    case kFloat:
+      t.floats[i] = readValue<float>(raw.bytes, i);
+      break;
+    case kDouble:
+      t.floats[i] = readValue<double>(raw.bytes, i);
+      break;
+    case kFloat16:
+      t.floats[i] = halfToDouble(readValue<uint16_t>(raw.bytes, i),
+                                 llvm::APFloat::IEEEhalf());
+      break;
+    case kBFloat16:
+      t.floats[i] = halfToDouble(readValue<uint16_t>(raw.bytes, i),
+                                 llvm::APFloat::BFloat());
+      break;
+    case kInt64:
+      t.ints[i] = readValue<int64_t>(raw.bytes, i);
+      break;
+    case kUint64:
+      t.ints[i] = static_cast<int64_t>(readValue<uint64_t>(raw.bytes, i));
+      break;
+    case kInt32:
+      t.ints[i] = readValue<int32_t>(raw.bytes, i);
+      break;
+    case kUint32:
+      t.ints[i] = readValue<uint32_t>(raw.bytes, i);
+      break;
+    case kInt16:
+      t.ints[i] = readValue<int16_t>(raw.bytes, i);
+      break;
+    case kUint16:
+      t.ints[i] = readValue<uint16_t>(raw.bytes, i);
+      break;
+    case kInt8:
+      t.ints[i] = readValue<int8_t>(raw.bytes, i);
+      break;
+    case kUint8:
+    case kBool:
+      t.ints[i] = readValue<uint8_t>(raw.bytes, i);
+      break;
+    default:
+      return makeError("cannot read elements of type " +
+                       onnxTypeName(raw.type));
+    }
+  }
+  return t;
+}
