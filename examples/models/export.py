@@ -138,7 +138,9 @@ MODELS = {
     "gpt2": (lambda: build_gpt2("eager"), "tokens", [("torchscript", 17)]),
     "gpt2_sdpa": (lambda: build_gpt2("sdpa"), "tokens", [("torchscript", 17)]),
     "llama": (build_llama, "tokens", [("dynamo", 18), ("torchscript", 17)]),
-    "mixtral": (build_mixtral, "tokens", [("torchscript", 17)]),
+    # dynamo is tried first to record why it cannot work here (the MoE block's
+    # `.nonzero().tolist()` is data-dependent); TorchScript then traces it.
+    "mixtral": (build_mixtral, "tokens", [("dynamo", 18), ("torchscript", 17)]),
 }
 
 
@@ -288,6 +290,31 @@ def save_external(src: str, dst: str) -> None:
     onnx.checker.check_model(dst, full_check=True)
 
 
+def summarize_error(e: BaseException) -> str:
+    """One line for the manifest: the exception, and the root cause the torch
+    exporter reports under "## Exception summary" (or the innermost cause)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", f"{type(e).__name__}: {e}")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    out = lines[0] if lines else type(e).__name__
+    if "## Exception summary" in lines:
+        i = lines.index("## Exception summary")
+        if i + 1 < len(lines):
+            out += " | " + lines[i + 1]
+        call = [ln for ln in lines if ln.startswith("File ")]
+        j = lines.index(call[-1]) if call else -1
+        if call and j + 1 < len(lines):
+            out += " | at " + call[-1] + ": " + lines[j + 1]
+    else:
+        cause = e.__cause__
+        while cause is not None and cause.__cause__ is not None:
+            cause = cause.__cause__
+        if cause is not None:
+            out += f" | caused by {type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}"
+    return out[:1500]
+
+
 def versions() -> dict:
     import onnxruntime
     import transformers
@@ -341,10 +368,10 @@ def main() -> int:
             try:
                 export_one(name, path, exporter, opset)
             except Exception as e:  # noqa: BLE001 - report and fall back
-                msg = f"{type(e).__name__}: {e}"
+                msg = summarize_error(e)
                 print(f"[export] {name}: {exporter} FAILED: {msg}", flush=True)
                 traceback.print_exc()
-                entry["failed_exporters"].append({"exporter": exporter, "opset": opset, "error": msg[:2000]})
+                entry["failed_exporters"].append({"exporter": exporter, "opset": opset, "error": msg})
                 continue
             entry.update(exporter=exporter, opset=opset)
             done = True

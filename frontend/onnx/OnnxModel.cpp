@@ -32,7 +32,7 @@ mlir::braid::onnx_import::parseModel(StringRef buffer, StringRef name) {
                        "' is larger than 2 GiB; store its weights as "
                        "external data");
     if (model->ParseFromArray(buffer.data(), static_cast<int>(buffer.size())))
-      return std::move(model);
+      return model;
     return makeError("'" + name +
                      "' is not a valid ONNX model: the protobuf is "
                      "truncated or corrupt");
@@ -42,7 +42,7 @@ mlir::braid::onnx_import::parseModel(StringRef buffer, StringRef name) {
   if (!status.IsOK())
     return makeError("'" + name +
                      "' is not valid ONNX text: " + status.ErrorMessage());
-  return std::move(model);
+  return model;
 }
 
 Expected<std::unique_ptr<onnx::ModelProto>>
