@@ -36,4 +36,29 @@ def BraidPrintDimensionMapping
   }];
 }
 
+def BraidRaiseAttention : Pass<"braid-raise-attention"> {
+  let summary = "Raises scaled dot-product attention subgraphs to braid.attention";
+  let description = [{
+    Finds `softmax(scale * Q K^T + mask) V` written with matmul, transpose,
+    scalar multiplies or divides, an additive mask and/or a select with a very
+    negative fill, and a softmax over the key dimension, and replaces it with
+    one `braid.attention`. A constant mask that is exactly causal becomes the
+    `causal` attribute; any other mask is kept as the op's mask operand, with
+    its semantics unchanged. The raised op computes the same values: nothing
+    is raised when that cannot be shown from the IR (for example a select
+    mask computed at run time, whose fully masked rows would differ).
+
+    ```mlir
+    %s = braid.matmul %q, %k transpose_rhs : ...
+    %t = braid.mul %s, %c : ...          // scale
+    %u = braid.add %t, %causal : ...     // constant causal mask
+    %p = braid.softmax %u dim 3 : ...
+    %o = braid.matmul %p, %v : ...
+    // becomes
+    %o = braid.attention %q, %k, %v causal scale ... : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

@@ -145,9 +145,18 @@ MODELS = {
 
 
 def build(name: str) -> nn.Module:
-    """The torch model `name`, with its deterministic random weights, in eval mode."""
+    """The torch model `name`, with its deterministic random weights, in eval mode.
+
+    Hugging Face (and torch, for LayerNorm) initialise norm weights to 1 and
+    biases to 0.  A reference made with those would not catch an importer that
+    drops a bias or a norm's scale, so every parameter that comes out of
+    initialisation constant gets N(0, 0.1) noise added."""
     torch.manual_seed(SEED)
     model = MODELS[name][0]()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.numel() > 1 and bool(p.min() == p.max()):
+                p.add_(torch.randn_like(p) * 0.1)
     model.eval()
     return model
 
@@ -296,6 +305,7 @@ def summarize_error(e: BaseException) -> str:
     import re
 
     text = re.sub(r"\x1b\[[0-9;]*m", "", f"{type(e).__name__}: {e}")
+    text = re.sub(r'File "[^"]*/site-packages/', 'File "site-packages/', text)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     out = lines[0] if lines else type(e).__name__
     if "## Exception summary" in lines:

@@ -20,6 +20,7 @@ import collections
 import json
 import os
 import sys
+import textwrap
 
 import onnx
 from onnx import numpy_helper
@@ -39,91 +40,117 @@ SHAPE_OPERAND = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Ra
 NOTES = {
     "mlp": """\
 Plain torch MLP: y = x + fc2(gelu(fc1(layernorm(x)))).
-- LayerNorm exports as one LayerNormalization (opset 17, axis=-1, epsilon=1e-5).
-- nn.Linear on a 2-D input exports as Gemm (transB=1: the weight is stored
-  [out, in], as torch keeps it).
-- GELU (exact, erf) is decomposed: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5.
+- LayerNorm is one LayerNormalization (opset 17; axis=-1, epsilon=1e-5).
+- nn.Linear on a 2-D input is Gemm with transB=1 (weight stored [out, in], as
+  torch keeps it) and a bias.
+- GELU (exact, erf) is decomposed: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x ->
+  Mul 0.5, with the scalars as Constant nodes.
 - mlp_external is the same graph with every initializer (size_threshold=0) in
   one external file, model.data (TensorProto.data_location = EXTERNAL,
   external_data {location, offset, length}).""",
     "gpt2": """\
-Hugging Face GPT-2 (attn_implementation="eager"), TorchScript exporter.
-- Embeddings: Gather(wte, input_ids) + Gather(wpe, position ids); with static
-  shapes the position ids are folded into a constant.
-- Conv1D layers (c_attn, c_proj, c_fc) are addmm on a 2-D view: Reshape to
-  [32, 64] -> Gemm (weight stored [in, out], transB=0) -> Reshape back.
-- QKV: one Gemm to 3*64, then Split (split sizes as a constant input), Reshape to
-  heads, Transpose.
-- LayerNorm: LayerNormalization (5: 2 per block + ln_f).
-- GELU: gelu_new (tanh approximation) decomposed: Pow(x, 3), Mul 0.044715,
-  Add, Mul sqrt(2/pi), Tanh, Add 1, Mul 0.5, Mul x.
-- Attention scaling: scores = MatMul(q, k^T), then Div by a constant (sqrt(16) = 4)
-  in the eager path.
-- Causal mask: built in the graph from constants: ConstantOfShape (fill with
-  float32 min) -> Trilu(upper=1, k=1) -> Mul/Cast/Equal/Where on the 4-D
-  [1,1,16,16] mask (transformers' _prepare_4d_causal_attention_mask);
-  applied per block with Where(mask, scores, min) and/or Add before Softmax(axis=-1).
-  Its inputs are all constant, so it folds to a constant.
-- lm_head is tied to wte: the exporter writes the transposed embedding as a
-  separate initializer for the final MatMul (so the tie is lost; the weight
-  appears twice).
-- Identity nodes appear (dropout in eval mode).""",
+Hugging Face GPT-2, attn_implementation="eager", TorchScript exporter.
+- Constants are Constant nodes (65), not initializers; initializers hold only
+  weights.  Several Cast ops are no-ops (float -> float).
+- Embeddings: Reshape(input_ids, [-1, 16]) -> Gather(wte); Gather(wpe, constant
+  position ids [1, 16]); Add.
+- Conv1D layers (c_attn, c_proj, c_fc, mlp c_proj) are addmm on a 2-D view:
+  Reshape [-1, 64] -> Gemm (transB=0: weight stored [in, out], plus bias) ->
+  Reshape [2, 16, N].
+- QKV: one Gemm to 192, Split(axis=2, sizes [64, 64, 64] as an input), Reshape
+  [2, 16, -1, 16], Transpose; k is transposed straight to [0, 2, 3, 1].
+- LayerNorm: LayerNormalization (5 = 2 per block + ln_f).
+- GELU: gelu_new (tanh approximation) decomposed: Mul 0.5, Pow 3, Mul 0.044715,
+  Add, Mul sqrt(2/pi), Tanh, Add 1, Mul.
+- Attention scaling: MatMul(q, k^T) then Div by (ConstantOfShape 0 +
+  Pow(16, 0.5)) = 4, all from constants (foldable).
+- Causal mask, two of them:
+  (a) per block, the `bias` buffer as a constant bool [1, 1, 16, 16] lower
+      triangle: Where(mask, scores, float32 min);
+  (b) once, transformers' 4-D additive mask: Constant [16, 17] of float32 min
+      -> Trilu(upper=1, k=1) -> Mul by a constant [16, 17] 0/1 (the folded
+      arange > cache_position test) -> Unsqueeze 0 -> Unsqueeze 1 -> Expand to
+      [2, 1, 16, 17], whose target shape comes out of Equal/Where on constants
+      (TorchScript's lowering of expand(2, 1, -1, -1)); per block Slice it to
+      [.., :16] and Add to the scores; then Softmax(axis=-1).
+  ONNX shape inference cannot see through that Where, so the Expand output and
+  the two Slices have unknown leading dims until constants are folded.
+- lm_head is tied to wte, but the exporter writes the transposed embedding as
+  a second initializer (onnx::MatMul_*, [64, 1000]) for the final MatMul: the
+  tie is lost and the weight is stored twice.""",
     "gpt2_sdpa": """\
 Same weights as gpt2, attn_implementation="sdpa": torch's
-scaled_dot_product_attention exported by the TorchScript symbolic (opset 14+).
-- Attention scaling: the symbolic takes the scale as 1/sqrt(head_dim) computed
-  in-graph (Shape -> Slice -> Cast -> Sqrt -> Div), then multiplies BOTH q and
-  k^T by sqrt(scale) (Sqrt + Mul each) before MatMul, instead of one Div after it.
-- The causal mask comes in as an explicit float mask (same Trilu/Where build as
-  gpt2) and is added to the scores (Add) before Softmax.
-- Two Shape ops remain (the sdpa scale from q's last dim): shape computations on
-  static shapes, all foldable.""",
+scaled_dot_product_attention through the TorchScript symbolic.
+- Attention scaling: computed in the graph from q's shape: Shape(q) ->
+  Slice [-1:] -> Cast -> Sqrt -> Div(1, .) -> Cast -> Sqrt, and that
+  sqrt(1/sqrt(d)) multiplies BOTH q and k^T (two Sqrt + two Mul) before the
+  MatMul, instead of one Div after it.  The 2 Shape ops are on static shapes
+  (foldable).
+- Causal mask: only the additive 4-D mask (b) of gpt2 (Trilu/Expand/Slice),
+  Added to the scores; no Where on the `bias` buffer, no is_causal.""",
     "llama": """\
-Hugging Face LLaMA (sdpa attention, GQA 4 query heads / 2 kv heads), dynamo
-exporter (torch.export + onnxscript, optimize=True), opset 18, IR 10.
+Hugging Face LLaMA (sdpa attention; GQA 4 query / 2 kv heads), dynamo
+exporter (torch.export + onnxscript, optimize=True): opset 18, IR 10.
 - Heavily constant-folded by the onnxscript optimizer: no Constant nodes (all
-  constants are initializers), no Shape ops, the causal mask and the rotary
-  cos/sin tables are precomputed initializers; value_info is stored for every
-  intermediate value, all with static shapes.
+  constants, including shape operands, are initializers: the INT64 ones), no
+  Shape ops, no Cast; value_info is stored for every intermediate value, all
+  with static shapes.
+- Reshape uses allowzero=1 (the TorchScript graphs use 0).
 - RMSNorm is decomposed: Pow(x, 2) -> ReduceMean(axes=[-1] as an input,
-  keepdims=1) -> Add eps -> Sqrt -> Reciprocal -> Mul x -> Mul weight.
+  keepdims=1) -> Add 1e-6 -> Sqrt -> Reciprocal -> Mul x -> Mul weight.
   (5 = 2 per layer + final norm.)
-- nn.Linear exports as MatMul with a pre-transposed [in, out] initializer (no Gemm).
-- SwiGLU MLP: MatMul gate, Sigmoid + Mul (SiLU), Mul up, MatMul down.
-- Rotary embedding: Slice the head dim in halves, Neg, Concat (rotate_half), Mul
-  with the cos/sin constants, Add.
-- GQA: k and v are repeated to 4 heads by Unsqueeze -> Expand -> Reshape
-  (repeat_kv), before attention.
-- Attention (sdpa decomposed by onnxscript): scale applied as Mul by
-  sqrt(1/sqrt(head_dim)) on q and on k^T (Sqrt of a constant, Mul), MatMul,
-  Add of the folded causal mask (float, 0 / -inf), Softmax(axis=-1), MatMul v.
-- Nodes carry metadata_props (namespace, class hierarchy, fx node, name scopes);
-  export.py drops only pkg.torch.onnx.stack_trace (it holds absolute paths).""",
+- nn.Linear (no bias) is MatMul with a pre-transposed [in, out] initializer
+  (no Gemm).  SwiGLU MLP: MatMul gate, Sigmoid + Mul (SiLU), Mul by MatMul up,
+  MatMul down.
+- Rotary embedding: cos/sin are folded initializers [1, 1, 16, 16]; q*cos +
+  rotate_half(q)*sin with rotate_half = Slice [0:8], Slice [8:], Neg, Concat.
+- GQA repeat_kv: Unsqueeze(axis 2) -> Expand to [2, 2, 2, 16, 16] -> Reshape
+  [2, 4, 16, 16].
+- Attention (sdpa decomposed by onnxscript): k^T by Reshape [-1, 16, 16] ->
+  Transpose [0, 2, 1] -> Reshape back; q and k^T each Mul by the constant 0.5
+  (= sqrt(1/sqrt(16))); MatMul; Add the causal mask; Softmax(axis=-1); MatMul v.
+- Causal mask: a folded float initializer [2, 1, 16, 17] (0 / float32 min),
+  sliced per layer to [.., :16] (Slice) and Added.
+- Nodes carry metadata_props (namespace, class hierarchy, fx node, name
+  scopes); export.py drops only pkg.torch.onnx.stack_trace (absolute paths).""",
     "mixtral": """\
-Hugging Face Mixtral (eager attention, GQA 4/2, 4 experts, top-2), TorchScript
-exporter, opset 17.  This is the one graph with data-dependent shapes.
-- RMSNorm as in llama but without Reciprocal: Pow 2 -> ReduceMean (axes as an
-  attribute at opset 17) -> Add eps -> Sqrt -> Div.
-- Rotary cos/sin are computed in the graph (inv_freq x positions -> Cos, Sin);
-  the positions are constant, so this folds.
-- Attention: MatMul(q, k^T), Div by sqrt(head_dim) (eager), Add causal mask,
-  Softmax (computed in float32: Cast ops), MatMul v.  Causal mask built with
-  the same ConstantOfShape/Where pattern (no Trilu here: built from a
-  comparison of arange values, Equal/Where).
-- MoE routing, per layer: gate MatMul -> Softmax(axis=1) -> TopK(k=2, axis=-1)
-  -> ReduceSum + Div (renormalise the top-2 weights) -> OneHot(selected,
-  depth 4) -> Transpose (permute 2,1,0).  The Python loop over experts was
-  unrolled by the trace into all 4 experts (export.py checks that the trace
-  input hits every expert; if it did not, the graph would silently drop
-  experts).  Per expert: Gather(expert_mask, e) -> NonZero -> Split/Squeeze
-  (torch.where: token and slot index) -> Gather the hidden rows
-  (data-dependent row count) -> expert SwiGLU (MatMul, Sigmoid, Mul, MatMul)
-  -> Mul by the Gathered routing weight -> index_add_ as ScatterElements
-  (reduction="add") into the running [32, 64] output, whose indices are
-  Expanded to the data-dependent [n, 64] shape via Shape/Concat.
-- So: 8 NonZero (4 experts x 2 layers), 8 ScatterElements(add), 2 TopK, 2
-  OneHot; no Loop/If/ScatterND.  Every tensor downstream of a NonZero has an
-  unknown first dimension until the values are known.""",
+Hugging Face Mixtral (eager attention; GQA 4/2; 4 experts, top-2), TorchScript
+exporter, opset 17 (the dynamo exporter fails on it: see above).  The one
+graph with data-dependent shapes.
+- RMSNorm: Cast (no-op) -> Pow 2 -> ReduceMean (axes=[-1] as an attribute at
+  opset 17, keepdims=1) -> Add 1e-6 -> Sqrt -> Div(1, .) -> Mul x -> Cast ->
+  Mul weight.
+- Rotary cos/sin are computed in the graph from constants: inv_freq [1, 8, 1]
+  Expand -> MatMul positions [1, 1, 16] -> Transpose -> Concat -> Cos, Sin
+  (x attention_scaling 1.0).  Applied as in llama (Slice/Neg/Concat).
+- GQA repeat_kv: Unsqueeze -> Expand (5-D, shape from the Equal/Where pattern)
+  -> Reshape [2, 4, 16, 16].
+- Attention: MatMul(q, Transpose(k, [0, 1, 3, 2])) -> Mul 0.25 (head_dim^-0.5)
+  -> Add the causal mask -> Softmax(axis=-1) -> Cast, Cast -> MatMul v.
+- Causal mask: already a constant [1, 1, 16, 17] here (no Trilu), Expanded to
+  [2, 1, 16, 17] (Equal/Where shape pattern) and Sliced per layer.
+- MoE routing, per layer: gate MatMul (no bias) -> Softmax(axis=1) ->
+  TopK(K=2 as a constant input, axis=-1, largest=1, sorted=1) -> ReduceSum +
+  Div (renormalise the top-2 weights) -> OneHot(selected, depth 4, values
+  [0, 1]) -> Transpose [2, 1, 0] = expert_mask [4, 2, 32].
+  The Python loop over the experts that were hit was unrolled by the trace into
+  all 4 experts (export.py checks that the trace input hits every expert of
+  every layer; had one been missed, it would be silently absent).  No Loop, no
+  If.  Per expert e:
+    Gather(expert_mask, e) -> Cast bool -> NonZero [2, n] -> Transpose ->
+    Split -> Squeeze x2 (slot idx, token top_x: n data-dependent) ->
+    Gather(Unsqueeze(hidden), top_x, axis=1) -> Reshape [-1, 64] ->
+    expert SwiGLU (MatMul w1, Sigmoid, Mul, MatMul w3, Mul, MatMul w2) ->
+    Mul by routing_weights[top_x, idx] (advanced indexing lowered to Flatten,
+    index arithmetic Mul/Add with Shape/Gather, Gather, and Reshapes whose
+    shapes are Concat'ed from Shape outputs) ->
+    index_add_ as ScatterElements(axis=0, no reduction) of the rows into a
+    constant zeros [32, 64], indices = Expand(Unsqueeze(top_x), Shape(rows)),
+    then Add onto the running sum.  (Exact because one expert sees a token at
+    most once.  Not ScatterND, not reduction="add".)
+- Counts: 8 NonZero (4 experts x 2 layers), 8 ScatterElements, 2 TopK,
+  2 OneHot, 30 Shape.  Everything downstream of a NonZero has an unknown first
+  dim (n tokens routed to that expert) until run time.""",
 }
 
 
@@ -196,7 +223,9 @@ def section(name: str, manifest: dict) -> list[str]:
         out.append(f"exporter: {mm.get('exporter')} (opset {mm.get('opset')})"
                    + (f"; derived from {mm['derived_from']}" if "derived_from" in mm else ""))
         for f in mm.get("failed_exporters", []):
-            out.append(f"  exporter {f['exporter']} (opset {f['opset']}) failed: {f['error'][:300]}")
+            out.append(f"  exporter {f['exporter']} (opset {f['opset']}) failed:")
+            for part in f["error"].split(" | "):
+                out.extend(textwrap.wrap(part, 100, initial_indent="    ", subsequent_indent="      "))
     out.append(f"ir_version: {m.ir_version}")
     out.append("opset_import: " + ", ".join(f"{o.domain or 'ai.onnx'}={o.version}" for o in m.opset_import))
     out.append(f"producer: {m.producer_name} {m.producer_version}")

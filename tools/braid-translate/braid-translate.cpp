@@ -11,7 +11,11 @@
 #include "onnx/onnx_pb.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "passes/Passes.h"
+
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -52,6 +56,12 @@ llvm::cl::list<std::string> inputShapes(
     llvm::cl::desc("Static shape of a graph input with dynamic dimensions, "
                    "as name=2x16 (repeatable)"),
     llvm::cl::value_desc("name=AxB"));
+
+llvm::cl::opt<bool> raw(
+    "raw",
+    llvm::cl::desc("Emit the imported IR as is: no canonicalization and no "
+                   "raising of attention and MoE patterns"),
+    llvm::cl::init(false));
 
 llvm::cl::opt<bool> showProgress(
     "progress",
@@ -111,6 +121,15 @@ int main(int argc, char **argv) {
       importModel(**model, inputPath, &context, options);
   if (failed(imported))
     return 1;
+  if (!raw) {
+    PassManager pm(&context);
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(braid::createBraidRaiseAttention());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    if (failed(pm.run(*imported->module)))
+      return 1;
+  }
 
   std::string weights = weightsPath;
   if (weights.empty() && !imported->weights.empty()) {
