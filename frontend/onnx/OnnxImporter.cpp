@@ -374,7 +374,12 @@ void Importer::importGraph() {
   }
 
   builder.setInsertionPointToEnd(module.getBody());
-  function = func::FuncOp::create(builder, loc, "main",
+  std::string graphName = graph.name().empty() ? "main" : graph.name();
+  function = func::FuncOp::create(
+      builder,
+      NameLoc::get(builder.getStringAttr(graphName),
+                   FileLineColLoc::get(context, modelPath, 0, 0)),
+      "main",
                                   builder.getFunctionType(argTypes, {}));
   entry = function.addEntryBlock();
   for (auto [i, info] : llvm::enumerate(args)) {

@@ -1,0 +1,64 @@
+//===- braidc.cpp - the Braid compiler driver -----------------------------===//
+//
+//   braidc model.onnx -o model.mlir [--pipeline='...']
+//
+// Chains import, raising and passes. Lowering to plans (--emit=exec|plan),
+// partitioning (--parallel) and overlap (--overlap) join as they land.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/common/ImportDriver.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
+
+namespace {
+enum class Emit { Braid };
+
+llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
+                                     llvm::cl::desc("<model.onnx>"),
+                                     llvm::cl::Required);
+llvm::cl::opt<std::string> outputPath("o", llvm::cl::desc("Output file"),
+                                      llvm::cl::value_desc("file"),
+                                      llvm::cl::init("-"));
+llvm::cl::opt<Emit> emit(
+    "emit", llvm::cl::desc("What to produce"),
+    llvm::cl::values(clEnumValN(Emit::Braid, "braid", "braid dialect IR")),
+    llvm::cl::init(Emit::Braid));
+llvm::cl::opt<std::string> weightsPath(
+    "weights",
+    llvm::cl::desc("Weights file (default: the output with .safetensors)"),
+    llvm::cl::value_desc("file"));
+llvm::cl::list<std::string> inputShapes(
+    "input-shape",
+    llvm::cl::desc("Static shape of a dynamic graph input, as name=2x16"),
+    llvm::cl::value_desc("name=AxB"));
+llvm::cl::opt<std::string> pipeline(
+    "pipeline",
+    llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
+                   "syntax, e.g. 'builtin.module(braid-cost-report)'"),
+    llvm::cl::value_desc("pipeline"));
+llvm::cl::opt<bool> showProgress(
+    "progress", llvm::cl::desc("Show progress (default: on a terminal)"),
+    llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()));
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::braid::registerBraidPasses();
+  llvm::cl::ParseCommandLineOptions(argc, argv, "Braid compiler driver\n");
+  mlir::braid::ImportRequest request;
+  request.inputPath = inputPath;
+  request.outputPath = outputPath;
+  request.weightsPath = weightsPath;
+  request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  request.pipeline = pipeline;
+  request.showProgress = showProgress;
+  return mlir::braid::runImport(request);
+}

@@ -1,0 +1,127 @@
+//===- ImportDriver.cpp - ONNX import shared by braidc and braid-translate ===//
+
+#include "tools/common/ImportDriver.h"
+
+#include "frontend/onnx/Safetensors.h"
+#include "passes/Passes.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::onnx_import;
+
+/// Parses `name=2x16` specs; false with a message on error.
+static bool parseInputShapes(ArrayRef<std::string> specs,
+                             ImportOptions &options) {
+  for (const std::string &spec : specs) {
+    auto [name, dims] = StringRef(spec).rsplit('=');
+    if (name.empty() || dims.empty() || name == spec) {
+      llvm::errs() << "error: --input-shape '" << spec
+                   << "' is not name=AxB... (e.g. input_ids=2x16)\n";
+      return false;
+    }
+    SmallVector<int64_t, 4> shape;
+    if (dims != "scalar") {
+      SmallVector<StringRef> parts;
+      dims.split(parts, 'x');
+      for (StringRef part : parts) {
+        int64_t size;
+        if (part.getAsInteger(10, size) || size < 0) {
+          llvm::errs() << "error: --input-shape '" << spec << "': '" << part
+                       << "' is not a size\n";
+          return false;
+        }
+        shape.push_back(size);
+      }
+    }
+    options.inputShapes[name] = shape;
+  }
+  return true;
+}
+
+int mlir::braid::runImport(const ImportRequest &request) {
+  ImportOptions options;
+  options.showProgress = request.showProgress;
+  if (!parseInputShapes(request.inputShapes, options))
+    return 1;
+
+  MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  registerImportDialects(context);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  llvm::Expected<std::unique_ptr<onnx::ModelProto>> model =
+      loadModel(request.inputPath);
+  if (!model) {
+    llvm::errs() << "error: " << llvm::toString(model.takeError()) << "\n";
+    return 1;
+  }
+  FailureOr<ImportedModel> imported =
+      importModel(**model, request.inputPath, &context, options);
+  if (failed(imported))
+    return 1;
+
+  PassManager pm(&context);
+  if (!request.raw) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createBraidRaiseAttention());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  StringRef pipeline = StringRef(request.pipeline).trim();
+  // The pipeline runs on the module: accept it with or without the
+  // builtin.module(...) anchor that braid-opt's --pass-pipeline wants.
+  if (pipeline.consume_front("builtin.module(") && !pipeline.consume_back(")")) {
+    llvm::errs() << "error: unbalanced parentheses in --pipeline\n";
+    return 1;
+  }
+  if (!pipeline.empty() &&
+      failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return 1;
+  if (failed(pm.run(*imported->module)))
+    return 1;
+
+  std::string weights = request.weightsPath;
+  if (weights.empty() && !imported->weights.empty()) {
+    if (request.outputPath == "-") {
+      llvm::errs() << "error: the model has " << imported->weights.size()
+                   << " weights; name their file with --weights or the "
+                      "output with -o\n";
+      return 1;
+    }
+    SmallString<256> path(request.outputPath);
+    llvm::sys::path::replace_extension(path, "safetensors");
+    weights = path.str().str();
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(request.outputPath, &error);
+  if (!output) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  if (!weights.empty())
+    if (llvm::Error err = writeSafetensors(weights, imported->weights)) {
+      llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
+  imported->module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
