@@ -130,7 +130,7 @@ struct RaiseAttentionPattern : public OpRewritePattern<MatmulOp> {
 
     // Walk the scores back to the Q K^T product.
     double scale = 1.0;
-    Value additiveMask, selectMask;
+    SmallVector<Value> additiveMasks, selectMasks;
     bool scaledAfterMasks = false;
     Value scores = softmax.getInput();
     while (!scores.getDefiningOp<MatmulOp>()) {
@@ -141,7 +141,7 @@ struct RaiseAttentionPattern : public OpRewritePattern<MatmulOp> {
       Value peeled = peelScalarScale(scores, factor);
       if (peeled != scores) {
         scale *= factor;
-        scaledAfterMasks = !additiveMask && !selectMask;
+        scaledAfterMasks = additiveMasks.empty() && selectMasks.empty();
         scores = peeled;
         continue;
       }
@@ -150,22 +150,20 @@ struct RaiseAttentionPattern : public OpRewritePattern<MatmulOp> {
       if (scaledAfterMasks && (isa<AddOp>(op) || isa<SelectOp>(op)))
         return rewriter.notifyMatchFailure(pv, "scale applied after a mask");
       if (auto add = dyn_cast<AddOp>(op)) {
-        if (additiveMask)
-          return rewriter.notifyMatchFailure(pv, "two additive masks");
         bool lhsIsScores = add.getLhs().getType() == scoresType;
         Value mask = lhsIsScores ? add.getRhs() : add.getLhs();
         scores = lhsIsScores ? add.getLhs() : add.getRhs();
         if (scores.getType() != scoresType)
           return rewriter.notifyMatchFailure(pv, "mask add changes shape");
-        additiveMask = mask;
+        additiveMasks.push_back(mask);
         continue;
       }
       if (auto select = dyn_cast<SelectOp>(op)) {
         std::optional<double> fill = splatConstant(select.getFalseValue());
-        if (selectMask || additiveMask || !fill || *fill > kExcludingFill ||
+        if (!fill || *fill > kExcludingFill ||
             select.getTrueValue().getType() != scoresType)
           return rewriter.notifyMatchFailure(pv, "select is not a mask");
-        selectMask = select.getCondition();
+        selectMasks.push_back(select.getCondition());
         scores = select.getTrueValue();
         continue;
       }
@@ -202,22 +200,25 @@ struct RaiseAttentionPattern : public OpRewritePattern<MatmulOp> {
       k = TransposeOp::create(rewriter, qk.getLoc(), k,
                               rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}));
 
-    // Masks: a constant causal one becomes the attribute; an additive one
-    // stays; a select mask stays only when it is constant and leaves every
-    // query a key (then excluding and zero-filling agree).
+    // Masks: constant causal ones become the attribute (several causal masks
+    // exclude the same scores as one); at most one other additive mask stays
+    // an operand; a select mask must be causal (a computed one could mask a
+    // whole row, where excluding and filling disagree).
     bool causal = false;
     Value mask;
-    if (selectMask) {
-      if (isCausalConstant(selectMask, sq, sk, /*additive=*/false))
-        causal = true;
-      else
+    for (Value select : selectMasks) {
+      if (!isCausalConstant(select, sq, sk, /*additive=*/false))
         return rewriter.notifyMatchFailure(pv, "non-causal select mask");
+      causal = true;
     }
-    if (additiveMask) {
-      if (!causal && isCausalConstant(additiveMask, sq, sk, /*additive=*/true))
+    for (Value additive : additiveMasks) {
+      if (isCausalConstant(additive, sq, sk, /*additive=*/true)) {
         causal = true;
-      else
-        mask = additiveMask;
+        continue;
+      }
+      if (mask)
+        return rewriter.notifyMatchFailure(pv, "two non-causal masks");
+      mask = additive;
     }
     if (causal && sk < sq)
       return rewriter.notifyMatchFailure(pv, "causal with fewer keys");

@@ -597,6 +597,15 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  // transpose(transpose(x, inner), outer) is one transpose of x.
+  if (auto producer = getInput().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t p : getPermutation())
+      composed.push_back(producer.getPermutation()[p]);
+    getInputMutable().assign(producer.getInput());
+    setPermutation(composed);
+    return getResult();
+  }
   for (auto [i, p] : llvm::enumerate(getPermutation()))
     if ((int64_t)i != p)
       return {};

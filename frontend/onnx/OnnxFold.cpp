@@ -369,6 +369,14 @@ std::optional<HostTensor> Importer::foldCurrent() {
     return unaryFloat([](double v) { return std::ceil(v); });
   if (op == "Exp")
     return unaryFloat([](double v) { return std::exp(v); });
+  if (op == "Log")
+    return unaryFloat([](double v) { return std::log(v); });
+  if (op == "Cos")
+    return unaryFloat([](double v) { return std::cos(v); });
+  if (op == "Sin")
+    return unaryFloat([](double v) { return std::sin(v); });
+  if (op == "Tanh")
+    return unaryFloat([](double v) { return std::tanh(v); });
   if (op == "Where") {
     const HostTensor &c = in(0), &a = in(1), &b = in(2);
     std::optional<SmallVector<int64_t, 4>> shape =
