@@ -75,6 +75,12 @@ private:
   void setConstant(StringRef name, HostTensor value);
   Value materialize(const HostTensor &value);
   Value materializeWeight(StringRef name, const onnx::TensorProto &tensor);
+  /// A folded float tensor too large to inline, stored as a weight.
+  Value materializeFoldedWeight(StringRef name, const HostTensor &value);
+  /// Folded float tensors up to this many elements are inlined as
+  /// braid.constant (masks, rotary tables of test models); larger ones are
+  /// weights, so the IR stays small.
+  static constexpr int64_t kMaxInlineFloats = 1 << 16;
   Type elementType(int32_t onnxType);
 
   // --- node access ---------------------------------------------------------

@@ -88,23 +88,12 @@ bool Importer::tryFold() {
   }
   if (node->output_size() != 1)
     return false;
-  for (unsigned i = 0; i < numInputs(); ++i) {
-    if (!hasInput(i))
-      continue;
-    Entry &e = lookup(inputName(i));
-    // Weights stay weights: never fold a float parameter into a constant.
-    if (e.initializer && !e.constant &&
-        isFloatType(e.initializer->data_type()) &&
-        e.initializer->dims_size() > 0) {
-      int64_t n = 1;
-      for (int64_t d : e.initializer->dims())
-        n *= d;
-      if (n > 1)
-        return false;
-    }
-    if (!constant(inputName(i)))
+  // Folding may read parameters too (a transposed or cast weight, rotary
+  // tables computed from a frequency buffer); a large folded result becomes
+  // a weight again when it is materialized.
+  for (unsigned i = 0; i < numInputs(); ++i)
+    if (hasInput(i) && !constant(inputName(i)))
       return false;
-  }
   std::optional<HostTensor> result = foldCurrent();
   if (!result || result->numElements() > options.maxFoldElements)
     return false;
@@ -377,6 +366,43 @@ std::optional<HostTensor> Importer::foldCurrent() {
     return unaryFloat([](double v) { return std::sin(v); });
   if (op == "Tanh")
     return unaryFloat([](double v) { return std::tanh(v); });
+  if (op == "MatMul") {
+    const HostTensor &a = in(0), &b = in(1);
+    if (a.shape.size() < 2 || b.shape.size() < 2)
+      return std::nullopt;
+    int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(),
+            n = b.shape.back();
+    if (b.shape[b.shape.size() - 2] != k)
+      fail("MatMul contraction sizes differ");
+    ArrayRef<int64_t> batchA = ArrayRef<int64_t>(a.shape).drop_back(2);
+    ArrayRef<int64_t> batchB = ArrayRef<int64_t>(b.shape).drop_back(2);
+    std::optional<SmallVector<int64_t, 4>> batch =
+        broadcastShapes(batchA, batchB);
+    if (!batch)
+      fail("MatMul batch dimensions do not broadcast");
+    // Broadcast both operands to the full batch, then multiply per batch.
+    SmallVector<int64_t, 4> shapeA(*batch), shapeB(*batch);
+    shapeA.append({m, k});
+    shapeB.append({k, n});
+    HostTensor fa = castTo(broadcastTo(a, shapeA), kDouble);
+    HostTensor fb = castTo(broadcastTo(b, shapeB), kDouble);
+    SmallVector<int64_t, 4> shape(*batch);
+    shape.append({m, n});
+    HostTensor out = HostTensor::filled(a.type, shape, 0.0);
+    int64_t batches = out.numElements() / (m * n);
+    for (int64_t p = 0; p < batches; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t l = 0; l < k; ++l)
+            sum += fa.floats[(p * m + i) * k + l] * fb.floats[(p * k + l) * n + j];
+          if (out.isFloat())
+            out.floats[(p * m + i) * n + j] = sum;
+          else
+            out.ints[(p * m + i) * n + j] = static_cast<int64_t>(sum);
+        }
+    return roundToType(out);
+  }
   if (op == "Where") {
     const HostTensor &c = in(0), &a = in(1), &b = in(2);
     std::optional<SmallVector<int64_t, 4>> shape =

@@ -233,6 +233,54 @@ Value Importer::materializeWeight(StringRef name,
   return weightValues[name];
 }
 
+/// Encodes a host tensor as little-endian bytes of its element type.
+static RawTensor encode(const HostTensor &value) {
+  RawTensor raw;
+  raw.type = value.type;
+  raw.shape = value.shape;
+  auto append = [&](auto v) {
+    raw.bytes.append(reinterpret_cast<const char *>(&v), sizeof(v));
+  };
+  for (int64_t i = 0; i < value.numElements(); ++i) {
+    switch (value.type) {
+    case kFloat:
+      append(static_cast<float>(value.floats[i]));
+      break;
+    case kDouble:
+      append(value.floats[i]);
+      break;
+    case kFloat16:
+    case kBFloat16: {
+      APFloat f(value.floats[i]);
+      bool losesInfo;
+      f.convert(value.type == kFloat16 ? APFloat::IEEEhalf()
+                                       : APFloat::BFloat(),
+                APFloat::rmNearestTiesToEven, &losesInfo);
+      append(static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue()));
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  return raw;
+}
+
+Value Importer::materializeFoldedWeight(StringRef name,
+                                        const HostTensor &value) {
+  auto type = RankedTensorType::get(value.shape, elementType(value.type));
+  std::string symbol = ("folded." + name).str();
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(function);
+    WeightOp::create(builder, function.getLoc(), builder.getStringAttr(symbol),
+                     TypeAttr::get(type));
+  }
+  weights.push_back({symbol, encode(value)});
+  return GetWeightOp::create(builder, loc, type,
+                             FlatSymbolRefAttr::get(context, symbol));
+}
+
 Value Importer::tensor(StringRef name) {
   Entry &e = lookup(name);
   if (e.value)
@@ -248,7 +296,10 @@ Value Importer::tensor(StringRef name) {
     }
     constant(name);
   }
-  e.value = materialize(*e.constant);
+  e.value = e.constant->isFloat() &&
+                    e.constant->numElements() > kMaxInlineFloats
+                ? materializeFoldedWeight(name, *e.constant)
+                : materialize(*e.constant);
   return e.value;
 }
 
