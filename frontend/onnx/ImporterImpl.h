@@ -16,6 +16,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include "onnx/onnx_pb.h"
@@ -105,6 +107,32 @@ private:
   // --- import --------------------------------------------------------------
   void importGraph();
   void importNode(const onnx::NodeProto &node);
+
+  // --- mixture-of-experts raising (OnnxMoe.cpp) ------------------------------
+  /// One expert of an MoE block: its input rows, its output rows before the
+  /// routing weight, and the nodes between them in graph order.
+  struct MoeExpert {
+    int64_t index = -1;
+    std::string input, output;
+    SmallVector<int, 8> nodes;
+  };
+  /// An MoE block found in the graph (softmax router, TopK, per-expert FFNs,
+  /// weighted scatter-add back).
+  struct MoeBlock {
+    int topK = -1;
+    std::string logits, tokens, output;
+    int64_t k = 0;
+    bool normalize = false;
+    SmallVector<MoeExpert, 8> experts;
+    llvm::DenseSet<int> region;
+  };
+  /// Finds the MoE blocks of the graph; nodes of a block are then emitted
+  /// together as braid MoE ops when its TopK is reached.
+  void findMoeBlocks();
+  void emitMoeBlock(const MoeBlock &block);
+  SmallVector<MoeBlock, 4> moeBlocks;
+  /// Node index -> MoE block that owns it (by position in moeBlocks).
+  llvm::DenseMap<int, unsigned> moeNodeOwner;
   bool tryFold();
   void emitNode();
   RankedTensorType inputType(const onnx::ValueInfoProto &info);

@@ -395,7 +395,8 @@ std::optional<HostTensor> Importer::foldCurrent() {
         for (int64_t j = 0; j < n; ++j) {
           double sum = 0;
           for (int64_t l = 0; l < k; ++l)
-            sum += fa.floats[(p * m + i) * k + l] * fb.floats[(p * k + l) * n + j];
+            sum +=
+                fa.floats[(p * m + i) * k + l] * fb.floats[(p * k + l) * n + j];
           if (out.isFloat())
             out.floats[(p * m + i) * n + j] = sum;
           else

@@ -296,10 +296,10 @@ Value Importer::tensor(StringRef name) {
     }
     constant(name);
   }
-  e.value = e.constant->isFloat() &&
-                    e.constant->numElements() > kMaxInlineFloats
-                ? materializeFoldedWeight(name, *e.constant)
-                : materialize(*e.constant);
+  e.value =
+      e.constant->isFloat() && e.constant->numElements() > kMaxInlineFloats
+          ? materializeFoldedWeight(name, *e.constant)
+          : materialize(*e.constant);
   return e.value;
 }
 
@@ -430,8 +430,7 @@ void Importer::importGraph() {
       builder,
       NameLoc::get(builder.getStringAttr(graphName),
                    FileLineColLoc::get(context, modelPath, 0, 0)),
-      "main",
-                                  builder.getFunctionType(argTypes, {}));
+      "main", builder.getFunctionType(argTypes, {}));
   entry = function.addEntryBlock();
   for (auto [i, info] : llvm::enumerate(args)) {
     function.setArgAttr(i, "braid.name", builder.getStringAttr(info->name()));
@@ -440,10 +439,22 @@ void Importer::importGraph() {
   builder.setInsertionPointToEnd(entry);
 
   int total = graph.node_size();
+  findMoeBlocks();
   for (auto [i, n] : llvm::enumerate(graph.node())) {
     if (options.showProgress && (i % 64 == 0 || (int)i + 1 == total))
       llvm::errs() << "\rbraid: importing node " << i + 1 << "/" << total;
-    importNode(n);
+    auto owner = moeNodeOwner.find(i);
+    if (owner == moeNodeOwner.end()) {
+      importNode(n);
+      continue;
+    }
+    const MoeBlock &block = moeBlocks[owner->second];
+    if (block.topK == static_cast<int>(i)) {
+      node = &n;
+      loc = NameLoc::get(builder.getStringAttr(n.name()),
+                         FileLineColLoc::get(context, modelPath, 0, 0));
+      emitMoeBlock(block);
+    }
   }
   if (options.showProgress && total > 0)
     llvm::errs() << "\n";
