@@ -1,37 +1,53 @@
 #!/usr/bin/env bash
-# The README's main job on the bundled default: installs, builds, then takes the
-# hand-written tensor-parallel GPT-2 block (examples/ir/gpt2_block_tp2.mlir)
-# through braid-opt: verify, round-trip, canonicalize, and report its cost and
-# dimension mappings. Grows into "compile and run a bundled ONNX model" as the
-# frontend and runtime land.
+# The README's main job on the bundled default: installs and builds, then
+#  1. compiles the bundled ONNX GPT-2 (examples/models/gpt2) to braid IR with
+#     its weights, raising attention to braid.attention, and
+#  2. runs it with the reference kernels on the bundled input, checking the
+#     logits against onnxruntime's reference output;
+#  3. takes the hand-written tensor-parallel GPT-2 block
+#     (examples/ir/gpt2_block_tp2.mlir) through braid-opt: verify, round-trip,
+#     canonicalize, dimension mappings and cost.
+# Pass another model folder (model.onnx + test_data_set_0/) as $1.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh" >/dev/null
 "$root/scripts/build.sh" >/dev/null
 build="${BRAID_BUILD_DIR:-$root/build}"
-opt="$build/bin/braid-opt"
-model="${1:-$root/examples/ir/gpt2_block_tp2.mlir}"
+bin="$build/bin"
+model_dir="${1:-$root/examples/models/gpt2}"
 out="$build/demo"
 mkdir -p "$out"
 
-echo "== $model"
-"$opt" "$model" -o "$out/roundtrip-1.mlir"
-"$opt" "$out/roundtrip-1.mlir" -o "$out/roundtrip-2.mlir"
+echo "== compile $model_dir/model.onnx"
+"$bin/braidc" "$model_dir/model.onnx" -o "$out/model.mlir" --progress=false
+echo "braid IR: $out/model.mlir ($(grep -c 'braid.weight' "$out/model.mlir") weights in $out/model.safetensors)"
+echo "ops by kind:"
+grep -oE '^ *(%[^=]*= )?braid\.[a-z_]+' "$out/model.mlir" |
+  grep -oE 'braid\.[a-z_]+' | sort | uniq -c | sort -rn | head -12 | sed 's/^/  /'
+"$bin/braid-opt" "$out/model.mlir" --braid-cost-report=per-op=false \
+  -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 |
+  sed -n 's/.*remark: total: /cost: /p'
+
+echo "== run on $model_dir/test_data_set_0 (reference kernels) vs onnxruntime"
+"$bin/braid-eval" "$out/model.mlir" --weights "$out/model.safetensors" \
+  --test-data "$model_dir/test_data_set_0"
+
+ir="$root/examples/ir/gpt2_block_tp2.mlir"
+echo "== $ir (tensor parallel, tp=2, async all-reduces)"
+"$bin/braid-opt" "$ir" -o "$out/roundtrip-1.mlir"
+"$bin/braid-opt" "$out/roundtrip-1.mlir" -o "$out/roundtrip-2.mlir"
 if cmp -s "$out/roundtrip-1.mlir" "$out/roundtrip-2.mlir"; then
   echo "round-trip: parse -> print -> parse -> print is stable"
 else
   echo "round-trip: printed forms differ (see $out/roundtrip-*.mlir)" >&2
   exit 1
 fi
-"$opt" "$model" --canonicalize --cse -o "$out/canonical.mlir"
-echo "canonicalized: $out/canonical.mlir"
-echo "ops by kind:"
-grep -oE '^ *(%[^=]*= )?braid\.[a-z_]+' "$out/canonical.mlir" |
-  grep -oE 'braid\.[a-z_]+' | sort | uniq -c | sort -rn | sed 's/^/  /'
-echo "collectives (async on a stream / total):"
-echo "  $(grep -c 'braid.async on' "$out/canonical.mlir") / $(grep -cE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' "$out/canonical.mlir")"
-"$opt" "$model" --braid-print-dimension-mapping -o /dev/null 2>/dev/null &&
+"$bin/braid-opt" "$ir" --canonicalize --cse -o "$out/canonical.mlir"
+echo "collectives (async on a stream / total):" \
+  "$(grep -c 'braid.async on' "$out/canonical.mlir") /" \
+  "$(grep -cE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' "$out/canonical.mlir")"
+"$bin/braid-opt" "$ir" --braid-print-dimension-mapping -o /dev/null 2>/dev/null &&
   echo "dimension mappings: consistent on every op"
-"$opt" "$model" --braid-cost-report=per-op=false \
+"$bin/braid-opt" "$ir" --braid-cost-report=per-op=false \
   -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 |
   sed -n 's/.*remark: total: /cost: /p'
