@@ -23,7 +23,3 @@ config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%braid_libs", config.braid_lib_dir))
 config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
-
-# Tests that run programs need the reference evaluator.
-if os.path.exists(os.path.join(config.braid_tools_dir, "braid-eval")):
-    config.available_features.add("braid-eval")

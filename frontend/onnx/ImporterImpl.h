@@ -16,6 +16,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -90,7 +92,12 @@ private:
   bool hasInput(unsigned i) const {
     return i < numInputs() && !node->input(i).empty();
   }
-  StringRef inputName(unsigned i) const { return node->input(i); }
+  StringRef inputName(unsigned i) {
+    if (i >= numInputs())
+      fail("needs input #" + Twine(i) + " but has " + Twine(numInputs()) +
+           " inputs");
+    return node->input(i);
+  }
   Value input(unsigned i);
   StringRef outputName(unsigned i) const { return node->output(i); }
   const onnx::AttributeProto *attribute(StringRef name) const;
@@ -176,6 +183,49 @@ private:
   std::vector<ImportedWeight> weights;
   const onnx::NodeProto *node = nullptr;
   int64_t opset = 0;
+  /// Position of the current node in the graph (for unnamed nodes).
+  int nodeIndex = -1;
+
+  /// Builds an op whose result types the op infers; when the operands do not
+  /// fit, reports the op's own message against the current node.
+  template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
+    OperationState state(loc, OpTy::getOperationName());
+    OpTy::build(builder, state, TypeRange(), std::forward<Args>(args)...);
+    SmallVector<Type> types;
+    std::string message;
+    bool inferred;
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+        message = diag.str();
+        return success();
+      });
+      inferred = succeeded(OpTy::inferReturnTypes(
+          context, loc, state.operands, state.attributes.getDictionary(context),
+          state.getRawProperties(), state.regions, types));
+    }
+    if (!inferred)
+      fail(message.empty() ? "cannot build " + OpTy::getOperationName().str() +
+                                 " from these operands"
+                           : message);
+    state.addTypes(types);
+    return cast<OpTy>(builder.create(state));
+  }
+  /// Verifies an op built with explicit result types; on failure erases it
+  /// and reports its message against the current node.
+  template <typename OpTy> OpTy verified(OpTy op) {
+    std::string message;
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+        if (message.empty())
+          message = diag.str();
+        return success();
+      });
+      if (succeeded(mlir::verify(op, /*verifyRecursively=*/false)))
+        return op;
+    }
+    op->erase();
+    fail(message);
+  }
 };
 
 } // namespace detail

@@ -27,7 +27,7 @@ Value Importer::reshape(Value value, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, typeOf(value).getElementType());
   if (type == value.getType())
     return value;
-  return ReshapeOp::create(builder, loc, type, value);
+  return verified(ReshapeOp::create(builder, loc, type, value));
 }
 
 Value Importer::scalar(double value, Type type) {
@@ -51,20 +51,21 @@ void Importer::emitNode() {
   auto out = [&](Value value) { setValue(outputName(0), value); };
   auto binary = [&](auto tag) {
     using OpTy = decltype(tag);
-    out(OpTy::create(builder, loc, input(0), input(1)));
+    out(create<OpTy>(input(0), input(1)));
   };
   auto unary = [&](auto tag) {
     using OpTy = decltype(tag);
-    out(OpTy::create(builder, loc, input(0)));
+    Value x = input(0);
+    out(verified(OpTy::create(builder, loc, x.getType(), x)));
   };
   auto compare = [&](CompareKind kind) {
-    out(CompareOp::create(builder, loc, kind, input(0), input(1)));
+    out(create<CompareOp>(kind, input(0), input(1)));
   };
   auto variadic = [&](auto tag) {
     using OpTy = decltype(tag);
     Value acc = input(0);
     for (unsigned i = 1; i < numInputs(); ++i)
-      acc = OpTy::create(builder, loc, acc, input(i));
+      acc = create<OpTy>(acc, input(i));
     out(acc);
   };
 
@@ -89,7 +90,7 @@ void Importer::emitNode() {
           builder, loc,
           RankedTensorType::get(typeOf(exponent).getShape(), element),
           exponent);
-    return out(PowOp::create(builder, loc, base, exponent));
+    return out(create<PowOp>(base, exponent));
   }
   if (op == "Max")
     return variadic(MaxOp());
@@ -113,14 +114,14 @@ void Importer::emitNode() {
     return unary(ReluOp());
   if (op == "Reciprocal") {
     Value x = input(0);
-    return out(DivOp::create(builder, loc,
-                             scalar(1.0, typeOf(x).getElementType()), x));
+    return out(create<DivOp>(scalar(1.0, typeOf(x).getElementType()), x));
   }
   if (op == "Gelu") {
     std::string approximate = stringAttr("approximate", "none");
     if (approximate != "none" && approximate != "tanh")
       fail("unknown Gelu approximation '" + approximate + "'");
-    return out(GeluOp::create(builder, loc, input(0), approximate == "tanh"));
+    return out(verified(
+        GeluOp::create(builder, loc, input(0), approximate == "tanh")));
   }
   if (op == "Equal")
     return compare(CompareKind::EQ);
@@ -133,13 +134,15 @@ void Importer::emitNode() {
   if (op == "GreaterOrEqual")
     return compare(CompareKind::GE);
   if (op == "Where")
-    return out(SelectOp::create(builder, loc, input(0), input(1), input(2)));
+    return out(create<SelectOp>(input(0), input(1), input(2)));
   if (op == "Cast" || op == "CastLike") {
     Value x = input(0);
     Type target = op == "Cast" ? elementType(intAttr("to", kFloat))
                                : typeOf(input(1)).getElementType();
     auto type = RankedTensorType::get(typeOf(x).getShape(), target);
-    return out(type == x.getType() ? x : CastOp::create(builder, loc, type, x));
+    return out(type == x.getType()
+                   ? x
+                   : verified(CastOp::create(builder, loc, type, x)));
   }
   if (op == "MatMul")
     return emitMatMul();
@@ -161,8 +164,7 @@ void Importer::emitNode() {
     else
       for (int64_t d = typeOf(x).getRank() - 1; d >= 0; --d)
         perm.push_back(d);
-    return out(TransposeOp::create(builder, loc, x,
-                                   builder.getDenseI64ArrayAttr(perm)));
+    return out(create<TransposeOp>(x, builder.getDenseI64ArrayAttr(perm)));
   }
   if (op == "Reshape")
     return emitReshape();
@@ -187,7 +189,7 @@ void Importer::emitNode() {
         inputs.push_back(input(i));
     int64_t axis =
         normalizeAxis(intAttr("axis", 0), typeOf(inputs[0]).getRank());
-    return out(ConcatOp::create(builder, loc, inputs, axis));
+    return out(create<ConcatOp>(inputs, axis));
   }
   if (op == "Split")
     return emitSplit();
@@ -212,7 +214,7 @@ void Importer::emitNode() {
     } else {
       indices = input(1);
     }
-    return out(GatherOp::create(builder, loc, data, indices, axis));
+    return out(create<GatherOp>(data, indices, axis));
   }
   if (op == "Expand") {
     Value x = input(0);
@@ -226,8 +228,9 @@ void Importer::emitNode() {
       fail("cannot expand a tensor of rank " + Twine(typeOf(x).getRank()) +
            " to the given shape");
     auto type = RankedTensorType::get(*target, typeOf(x).getElementType());
-    return out(
-        type == x.getType() ? x : BroadcastToOp::create(builder, loc, type, x));
+    return out(type == x.getType()
+                   ? x
+                   : verified(BroadcastToOp::create(builder, loc, type, x)));
   }
   if (op == "Trilu")
     return emitTrilu();
@@ -250,12 +253,14 @@ void Importer::emitMatMul() {
     a = reshape(a, {1, typeOf(a).getDimSize(0)});
   if (rankB == 1)
     b = reshape(b, {typeOf(b).getDimSize(0), 1});
-  Value product = MatmulOp::create(builder, loc, a, b, false, false);
+  Value product = create<MatmulOp>(a, b, false, false);
   SmallVector<int64_t, 4> shape(typeOf(product).getShape());
+  // Drop the unit dimensions added above: N's for a vector rhs, M's for a
+  // vector lhs.
   if (rankB == 1)
-    shape.erase(shape.end() - 1);
+    shape.pop_back();
   if (rankA == 1)
-    shape.erase(shape.end() - 1);
+    shape.erase(shape.end() - (rankB == 1 ? 1 : 2));
   setValue(outputName(0), reshape(product, shape));
 }
 
@@ -263,17 +268,17 @@ void Importer::emitGemm() {
   Value a = input(0), b = input(1);
   if (typeOf(a).getRank() != 2 || typeOf(b).getRank() != 2)
     fail("Gemm needs 2-D A and B");
-  Value y = MatmulOp::create(builder, loc, a, b, intAttr("transA", 0) != 0,
+  Value y = create<MatmulOp>(a, b, intAttr("transA", 0) != 0,
                              intAttr("transB", 0) != 0);
   Type element = typeOf(y).getElementType();
   float alpha = floatAttr("alpha", 1.0f), beta = floatAttr("beta", 1.0f);
   if (alpha != 1.0f)
-    y = MulOp::create(builder, loc, y, scalar(alpha, element));
+    y = create<MulOp>(y, scalar(alpha, element));
   if (hasInput(2) && beta != 0.0f) {
     Value c = input(2);
     if (beta != 1.0f)
-      c = MulOp::create(builder, loc, c, scalar(beta, element));
-    y = AddOp::create(builder, loc, y, c);
+      c = create<MulOp>(c, scalar(beta, element));
+    y = create<AddOp>(y, c);
   }
   setValue(outputName(0), y);
 }
@@ -283,7 +288,7 @@ void Importer::emitSoftmax() {
   int64_t rank = typeOf(x).getRank();
   int64_t axis = normalizeAxis(intAttr("axis", opset < 13 ? 1 : -1), rank);
   if (opset >= 13 || axis == rank - 1) {
-    setValue(outputName(0), SoftmaxOp::create(builder, loc, x, axis));
+    setValue(outputName(0), verified(SoftmaxOp::create(builder, loc, x, axis)));
     return;
   }
   // Before opset 13 the input is flattened to 2-D at `axis`.
@@ -291,7 +296,7 @@ void Importer::emitSoftmax() {
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? outer : inner) *= typeOf(x).getDimSize(d);
   Value flat = reshape(x, {outer, inner});
-  Value y = SoftmaxOp::create(builder, loc, flat, 1);
+  Value y = verified(SoftmaxOp::create(builder, loc, flat, 1));
   setValue(outputName(0), reshape(y, typeOf(x).getShape()));
 }
 
@@ -299,10 +304,9 @@ void Importer::emitReduce() {
   Value x = input(0);
   StringRef op = node->op_type();
   int64_t rank = typeOf(x).getRank();
-  // Axes became an input in opset 13 for ReduceSum and 18 for the others.
-  int64_t inputSince = op == "ReduceSum" ? 13 : 18;
-  std::optional<SmallVector<int64_t, 4>> axes =
-      opset >= inputSince ? axesFrom("", 1) : intsAttr("axes");
+  // Axes became an input in opset 13 for ReduceSum and 18 for the others;
+  // either form is read.
+  std::optional<SmallVector<int64_t, 4>> axes = axesFrom("axes", 1);
   bool keepDims = intAttr("keepdims", 1) != 0;
   SmallVector<int64_t> dims;
   if (!axes || axes->empty()) {
@@ -319,11 +323,11 @@ void Importer::emitReduce() {
   }
   Value y;
   if (op == "ReduceMean")
-    y = ReduceMeanOp::create(builder, loc, x, dims, keepDims);
+    y = create<ReduceMeanOp>(x, dims, keepDims);
   else if (op == "ReduceSum")
-    y = ReduceSumOp::create(builder, loc, x, dims, keepDims);
+    y = create<ReduceSumOp>(x, dims, keepDims);
   else
-    y = ReduceMaxOp::create(builder, loc, x, dims, keepDims);
+    y = create<ReduceMaxOp>(x, dims, keepDims);
   setValue(outputName(0), y);
 }
 
@@ -342,18 +346,18 @@ void Importer::emitLayerNorm(bool rms) {
     auto type = RankedTensorType::get(normalized, typeOf(v).getElementType());
     if (v.getType() == type)
       return v;
-    return Value(BroadcastToOp::create(builder, loc, type, v));
+    return Value(verified(BroadcastToOp::create(builder, loc, type, v)));
   };
   Value y;
   if (rms) {
-    y = RmsNormOp::create(builder, loc, x.getType(), x, fit(scale),
-                          builder.getI64IntegerAttr(axis),
-                          builder.getF32FloatAttr(epsilon));
+    y = verified(RmsNormOp::create(builder, loc, x.getType(), x, fit(scale),
+                                   builder.getI64IntegerAttr(axis),
+                                   builder.getF32FloatAttr(epsilon)));
   } else {
     Value bias = hasInput(2) ? fit(input(2)) : Value();
-    y = LayerNormOp::create(builder, loc, x.getType(), x, fit(scale), bias,
-                            builder.getI64IntegerAttr(axis),
-                            builder.getF32FloatAttr(epsilon));
+    y = verified(LayerNormOp::create(builder, loc, x.getType(), x, fit(scale),
+                                     bias, builder.getI64IntegerAttr(axis),
+                                     builder.getF32FloatAttr(epsilon)));
   }
   setValue(outputName(0), y);
 }
@@ -369,8 +373,7 @@ void Importer::emitReshape() {
 void Importer::emitSqueezeUnsqueeze(bool squeeze) {
   Value x = input(0);
   ArrayRef<int64_t> in = typeOf(x).getShape();
-  std::optional<SmallVector<int64_t, 4>> axes =
-      opset >= 13 ? axesFrom("", 1) : intsAttr("axes");
+  std::optional<SmallVector<int64_t, 4>> axes = axesFrom("axes", 1);
   SmallVector<int64_t, 4> shape;
   if (squeeze) {
     int64_t rank = in.size();
@@ -391,8 +394,12 @@ void Importer::emitSqueezeUnsqueeze(bool squeeze) {
       fail("Unsqueeze needs axes");
     int64_t rank = in.size() + axes->size();
     SmallVector<bool> inserted(rank, false);
-    for (int64_t a : *axes)
-      inserted[normalizeAxis(a, rank)] = true;
+    for (int64_t a : *axes) {
+      int64_t d = normalizeAxis(a, rank);
+      if (inserted[d])
+        fail("Unsqueeze axis " + Twine(a) + " is given twice");
+      inserted[d] = true;
+    }
     size_t next = 0;
     for (int64_t d = 0; d < rank; ++d)
       shape.push_back(inserted[d] ? 1 : in[next++]);
@@ -412,10 +419,10 @@ void Importer::emitSlice() {
     return;
   }
   setValue(outputName(0),
-           SliceOp::create(builder, loc, type, x, ValueRange(),
-                           builder.getDenseI64ArrayAttr(box.starts),
-                           builder.getDenseI64ArrayAttr(box.sizes),
-                           builder.getDenseI64ArrayAttr(box.steps)));
+           verified(SliceOp::create(builder, loc, type, x, ValueRange(),
+                                    builder.getDenseI64ArrayAttr(box.starts),
+                                    builder.getDenseI64ArrayAttr(box.sizes),
+                                    builder.getDenseI64ArrayAttr(box.steps))));
 }
 
 void Importer::emitSplit() {
@@ -432,6 +439,13 @@ void Importer::emitSplit() {
     sizes = *given;
   } else {
     int64_t n = intAttr("num_outputs", node->output_size());
+    if (n < 1 || n > size)
+      fail("cannot split a dimension of size " + Twine(size) + " into " +
+           Twine(n) + " pieces");
+    // Before opset 18 the pieces must be equal; since, the last is smaller.
+    if (opset < 18 && size % n != 0)
+      fail("cannot split a dimension of size " + Twine(size) + " into " +
+           Twine(n) + " equal pieces");
     int64_t piece = (size + n - 1) / n;
     for (int64_t i = 0; i < n; ++i)
       sizes.push_back(std::min(piece, size - i * piece));
@@ -445,7 +459,7 @@ void Importer::emitSplit() {
     shape[axis] = s;
     types.push_back(RankedTensorType::get(shape, type.getElementType()));
   }
-  auto split = SplitOp::create(builder, loc, types, x, axis);
+  auto split = verified(SplitOp::create(builder, loc, types, x, axis));
   for (auto [i, result] : llvm::enumerate(split.getResults()))
     setValue(outputName(i), result);
 }
@@ -466,8 +480,7 @@ void Importer::emitTrilu() {
     for (int64_t c = 0; c < cols; ++c)
       mask.ints[r * cols + c] = upper ? c - r >= k : c - r <= k;
   Value zero = scalar(0, type.getElementType());
-  setValue(outputName(0),
-           SelectOp::create(builder, loc, materialize(mask), x, zero));
+  setValue(outputName(0), create<SelectOp>(materialize(mask), x, zero));
 }
 
 void Importer::emitAttention() {
@@ -510,13 +523,13 @@ void Importer::emitAttention() {
   // braid's default is the bottom right, so state the offset when they differ.
   if (causal && sq != sk)
     offset = arith::ConstantIndexOp::create(builder, loc, 0);
-  Value y = AttentionOp::create(builder, loc, q, k, v, mask, offset,
+  Value y = create<AttentionOp>(q, k, v, mask, offset,
                                 causal ? builder.getUnitAttr() : UnitAttr(),
                                 builder.getF32FloatAttr(scale));
   if (threeD) {
     auto type = typeOf(y);
-    Value t = TransposeOp::create(builder, loc, y,
-                                  builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    Value t =
+        create<TransposeOp>(y, builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
     y = reshape(t, {type.getDimSize(0), type.getDimSize(2),
                     type.getDimSize(1) * type.getDimSize(3)});
   }

@@ -437,6 +437,8 @@ std::optional<HostTensor> Importer::foldCurrent() {
     for (unsigned i = 0; i < numInputs(); ++i)
       if (hasInput(i))
         inputs.push_back(&in(i));
+    if (inputs.empty())
+      fail("Concat needs at least one input");
     int64_t axis =
         normalizeAxis(intAttr("axis", 0), inputs.front()->shape.size());
     return concat(inputs, axis);
@@ -446,10 +448,16 @@ std::optional<HostTensor> Importer::foldCurrent() {
     std::optional<SmallVector<int64_t, 4>> axes = axesFrom("axes", 1);
     SmallVector<int64_t, 4> shape;
     if (op == "Unsqueeze") {
+      if (!axes)
+        fail("Unsqueeze needs axes");
       int64_t rank = t.shape.size() + axes->size();
       SmallVector<bool> inserted(rank, false);
-      for (int64_t a : *axes)
-        inserted[normalizeAxis(a, rank)] = true;
+      for (int64_t a : *axes) {
+        int64_t d = normalizeAxis(a, rank);
+        if (inserted[d])
+          fail("Unsqueeze axis " + Twine(a) + " is given twice");
+        inserted[d] = true;
+      }
       size_t next = 0;
       for (int64_t d = 0; d < rank; ++d)
         shape.push_back(inserted[d] ? 1 : t.shape[next++]);
@@ -457,8 +465,13 @@ std::optional<HostTensor> Importer::foldCurrent() {
       int64_t rank = t.shape.size();
       SmallVector<bool> removed(rank, false);
       if (axes)
-        for (int64_t a : *axes)
-          removed[normalizeAxis(a, rank)] = true;
+        for (int64_t a : *axes) {
+          int64_t d = normalizeAxis(a, rank);
+          if (t.shape[d] != 1)
+            fail("cannot squeeze dimension " + Twine(d) + " of size " +
+                 Twine(t.shape[d]));
+          removed[d] = true;
+        }
       for (int64_t d = 0; d < rank; ++d)
         if (!(axes ? removed[d] : t.shape[d] == 1))
           shape.push_back(t.shape[d]);
@@ -500,6 +513,15 @@ std::optional<HostTensor> Importer::foldCurrent() {
     else
       for (int64_t d = t.shape.size() - 1; d >= 0; --d)
         perm.push_back(d);
+    SmallVector<bool> seen(t.shape.size(), false);
+    if (perm.size() != t.shape.size())
+      fail("perm has " + Twine(perm.size()) + " entries for rank " +
+           Twine(t.shape.size()));
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(t.shape.size()) || seen[p])
+        fail("perm is not a permutation of the dimensions");
+      seen[p] = true;
+    }
     return transpose(t, perm);
   }
   if (op == "Slice") {

@@ -44,10 +44,20 @@ using mlir::braid::onnx_import::detail::ImportFailure;
 std::string Importer::describeNode() const {
   if (!node)
     return "graph";
-  std::string text = "node '" + node->name() + "' (" + node->op_type();
+  std::string text =
+      node->name().empty()
+          ? "node #" + std::to_string(nodeIndex) + " (" + node->op_type()
+          : "node '" + node->name() + "' (" + node->op_type();
+  bool defaultDomain = node->domain().empty() || node->domain() == "ai.onnx";
   text += ", domain '" +
-          (node->domain().empty() ? std::string("ai.onnx") : node->domain());
-  text += "', opset " + std::to_string(opset) + ")";
+          (defaultDomain ? std::string("ai.onnx") : node->domain()) + "'";
+  // The opset of the node's own domain, as the model imports it.
+  int64_t version = defaultDomain ? opset : -1;
+  for (const onnx::OperatorSetIdProto &set : model.opset_import())
+    if (!defaultDomain && set.domain() == node->domain())
+      version = set.version();
+  text += version >= 0 ? ", opset " + std::to_string(version) + ")"
+                       : ", no opset imported)";
   return text;
 }
 
@@ -380,6 +390,13 @@ RankedTensorType Importer::inputType(const onnx::ValueInfoProto &info) {
       fail("--input-shape gives " + Twine(shape.size()) +
            " dimensions for graph input '" + info.name() + "' of rank " +
            Twine(tensorType.shape().dim_size()));
+    // A size the model states must not be overridden.
+    if (tensorType.has_shape())
+      for (auto [d, dim] : llvm::enumerate(tensorType.shape().dim()))
+        if (dim.has_dim_value() && dim.dim_value() != shape[d])
+          fail("--input-shape gives size " + Twine(shape[d]) +
+               " to dimension " + Twine(d) + " of graph input '" + info.name() +
+               "', which the model fixes at " + Twine(dim.dim_value()));
   } else {
     if (!tensorType.has_shape())
       fail("graph input '" + info.name() +
@@ -407,6 +424,14 @@ void Importer::importGraph() {
   if (opset == 0)
     fail("the model imports no version of the default ONNX domain");
 
+  for (const auto &given : options.inputShapes) {
+    bool known = llvm::any_of(graph.input(), [&](const auto &info) {
+      return info.name() == given.getKey();
+    });
+    if (!known)
+      fail("--input-shape names '" + given.getKey() +
+           "', which is not a graph input");
+  }
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &init : graph.initializer()) {
     Entry e;
@@ -443,6 +468,7 @@ void Importer::importGraph() {
   for (auto [i, n] : llvm::enumerate(graph.node())) {
     if (options.showProgress && (i % 64 == 0 || (int)i + 1 == total))
       llvm::errs() << "\rbraid: importing node " << i + 1 << "/" << total;
+    nodeIndex = i;
     auto owner = moeNodeOwner.find(i);
     if (owner == moeNodeOwner.end()) {
       importNode(n);
@@ -465,6 +491,9 @@ void Importer::importGraph() {
   for (const onnx::ValueInfoProto &info : graph.output()) {
     loc = NameLoc::get(builder.getStringAttr(info.name()),
                        FileLineColLoc::get(context, modelPath, 0, 0));
+    if (!values.count(info.name()))
+      fail("graph output '" + info.name() +
+           "' is not produced by any node, graph input or initializer");
     Value value = tensor(info.name());
     results.push_back(value);
     resultTypes.push_back(value.getType());
@@ -489,6 +518,7 @@ void Importer::importNode(const onnx::NodeProto &current) {
 }
 
 FailureOr<ImportedModel> Importer::run() {
+  loc = FileLineColLoc::get(context, modelPath, 0, 0);
   module = ModuleOp::create(loc);
   OwningOpRef<ModuleOp> owned(module);
   try {

@@ -1,4 +1,3 @@
-// REQUIRES: braid-eval
 // Imports examples/models/gpt2_sdpa, checks the raised ops, and runs the imported
 // program with the reference kernels against the onnxruntime reference;
 // the unraised import must agree too (raising never changes results).

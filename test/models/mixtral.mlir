@@ -1,4 +1,3 @@
-// REQUIRES: braid-eval
 // Imports examples/models/mixtral, checks the raised ops, and runs the imported
 // program with the reference kernels against the onnxruntime reference;
 // (MoE blocks have data-dependent shapes: there is no unraised import.)

@@ -40,11 +40,11 @@ llvm::cl::list<std::string> inputShapes(
                    "as name=2x16 (repeatable)"),
     llvm::cl::value_desc("name=AxB"));
 
-llvm::cl::opt<bool> raw(
-    "raw",
-    llvm::cl::desc("Emit the imported IR as is: no canonicalization and no "
-                   "raising of attention patterns"),
-    llvm::cl::init(false));
+llvm::cl::opt<bool>
+    raw("raw",
+        llvm::cl::desc("Emit the imported IR as is: no canonicalization and no "
+                       "raising of attention patterns"),
+        llvm::cl::init(false));
 
 llvm::cl::opt<bool> showProgress(
     "progress",

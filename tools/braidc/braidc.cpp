@@ -25,10 +25,10 @@ llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
 llvm::cl::opt<std::string> outputPath("o", llvm::cl::desc("Output file"),
                                       llvm::cl::value_desc("file"),
                                       llvm::cl::init("-"));
-llvm::cl::opt<Emit> emit(
-    "emit", llvm::cl::desc("What to produce"),
-    llvm::cl::values(clEnumValN(Emit::Braid, "braid", "braid dialect IR")),
-    llvm::cl::init(Emit::Braid));
+llvm::cl::opt<Emit>
+    emit("emit", llvm::cl::desc("What to produce"),
+         llvm::cl::values(clEnumValN(Emit::Braid, "braid", "braid dialect IR")),
+         llvm::cl::init(Emit::Braid));
 llvm::cl::opt<std::string> weightsPath(
     "weights",
     llvm::cl::desc("Weights file (default: the output with .safetensors)"),
@@ -37,14 +37,15 @@ llvm::cl::list<std::string> inputShapes(
     "input-shape",
     llvm::cl::desc("Static shape of a dynamic graph input, as name=2x16"),
     llvm::cl::value_desc("name=AxB"));
-llvm::cl::opt<std::string> pipeline(
-    "pipeline",
-    llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
-                   "syntax, e.g. 'builtin.module(braid-cost-report)'"),
-    llvm::cl::value_desc("pipeline"));
-llvm::cl::opt<bool> showProgress(
-    "progress", llvm::cl::desc("Show progress (default: on a terminal)"),
-    llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()));
+llvm::cl::opt<std::string>
+    pipeline("pipeline",
+             llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
+                            "syntax, e.g. 'builtin.module(braid-cost-report)'"),
+             llvm::cl::value_desc("pipeline"));
+llvm::cl::opt<bool>
+    showProgress("progress",
+                 llvm::cl::desc("Show progress (default: on a terminal)"),
+                 llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()));
 } // namespace
 
 int main(int argc, char **argv) {

@@ -85,7 +85,8 @@ int mlir::braid::runImport(const ImportRequest &request) {
   StringRef pipeline = StringRef(request.pipeline).trim();
   // The pipeline runs on the module: accept it with or without the
   // builtin.module(...) anchor that braid-opt's --pass-pipeline wants.
-  if (pipeline.consume_front("builtin.module(") && !pipeline.consume_back(")")) {
+  if (pipeline.consume_front("builtin.module(") &&
+      !pipeline.consume_back(")")) {
     llvm::errs() << "error: unbalanced parentheses in --pipeline\n";
     return 1;
   }
