@@ -147,6 +147,38 @@ private:
   // --- emitters ------------------------------------------------------------
   Value reshape(Value value, ArrayRef<int64_t> shape);
   Value scalar(double value, Type type);
+  void emitPassThrough();
+  template <typename OpTy> void emitBinary() {
+    setValue(outputName(0), create<OpTy>(input(0), input(1)));
+  }
+  template <typename OpTy> void emitUnary() {
+    Value x = input(0);
+    setValue(outputName(0),
+             verified(OpTy::create(builder, loc, x.getType(), x)));
+  }
+  template <typename OpTy> void emitVariadic() {
+    Value acc = input(0);
+    for (unsigned i = 1; i < numInputs(); ++i)
+      acc = create<OpTy>(acc, input(i));
+    setValue(outputName(0), acc);
+  }
+  template <CompareKind kind> void emitCompare() {
+    setValue(outputName(0), create<CompareOp>(kind, input(0), input(1)));
+  }
+  void emitPow();
+  void emitReciprocal();
+  void emitWhere();
+  void emitGelu();
+  void emitCast();
+  void emitTranspose();
+  void emitFlatten();
+  void emitConcat();
+  void emitGather();
+  void emitExpand();
+  void emitSqueeze();
+  void emitUnsqueeze();
+  void emitLayerNorm();
+  void emitRmsNorm();
   void emitMatMul();
   void emitGemm();
   void emitSoftmax();
@@ -157,7 +189,7 @@ private:
   void emitSplit();
   void emitTrilu();
   void emitAttention();
-  void emitLayerNorm(bool rms);
+  void emitNormalization(bool rms);
 
   // --- folding ---------------------------------------------------------------
   std::optional<HostTensor> foldCurrent();

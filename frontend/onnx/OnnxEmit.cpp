@@ -47,202 +47,186 @@ Value Importer::scalar(double value, Type type) {
 }
 
 void Importer::emitNode() {
-  StringRef op = node->op_type();
-  auto out = [&](Value value) { setValue(outputName(0), value); };
-  auto binary = [&](auto tag) {
-    using OpTy = decltype(tag);
-    out(create<OpTy>(input(0), input(1)));
+  using E = Importer;
+  // One entry per supported ONNX op type.
+  static const llvm::StringMap<void (E::*)()> handlers = {
+      {"Identity", &E::emitPassThrough},
+      {"Dropout", &E::emitPassThrough},
+      {"Add", &E::emitBinary<AddOp>},
+      {"Sub", &E::emitBinary<SubOp>},
+      {"Mul", &E::emitBinary<MulOp>},
+      {"Div", &E::emitBinary<DivOp>},
+      {"Pow", &E::emitPow},
+      {"Max", &E::emitVariadic<MaxOp>},
+      {"Min", &E::emitVariadic<MinOp>},
+      {"Neg", &E::emitUnary<NegOp>},
+      {"Exp", &E::emitUnary<ExpOp>},
+      {"Log", &E::emitUnary<LogOp>},
+      {"Sqrt", &E::emitUnary<SqrtOp>},
+      {"Erf", &E::emitUnary<ErfOp>},
+      {"Tanh", &E::emitUnary<TanhOp>},
+      {"Sigmoid", &E::emitUnary<SigmoidOp>},
+      {"Relu", &E::emitUnary<ReluOp>},
+      {"Reciprocal", &E::emitReciprocal},
+      {"Gelu", &E::emitGelu},
+      {"Equal", &E::emitCompare<CompareKind::EQ>},
+      {"Less", &E::emitCompare<CompareKind::LT>},
+      {"LessOrEqual", &E::emitCompare<CompareKind::LE>},
+      {"Greater", &E::emitCompare<CompareKind::GT>},
+      {"GreaterOrEqual", &E::emitCompare<CompareKind::GE>},
+      {"Where", &E::emitWhere},
+      {"Cast", &E::emitCast},
+      {"CastLike", &E::emitCast},
+      {"MatMul", &E::emitMatMul},
+      {"Gemm", &E::emitGemm},
+      {"Softmax", &E::emitSoftmax},
+      {"ReduceMean", &E::emitReduce},
+      {"ReduceSum", &E::emitReduce},
+      {"ReduceMax", &E::emitReduce},
+      {"LayerNormalization", &E::emitLayerNorm},
+      {"RMSNormalization", &E::emitRmsNorm},
+      {"Transpose", &E::emitTranspose},
+      {"Reshape", &E::emitReshape},
+      {"Flatten", &E::emitFlatten},
+      {"Squeeze", &E::emitSqueeze},
+      {"Unsqueeze", &E::emitUnsqueeze},
+      {"Concat", &E::emitConcat},
+      {"Split", &E::emitSplit},
+      {"Slice", &E::emitSlice},
+      {"Gather", &E::emitGather},
+      {"Expand", &E::emitExpand},
+      {"Trilu", &E::emitTrilu},
+      {"Attention", &E::emitAttention},
   };
-  auto unary = [&](auto tag) {
-    using OpTy = decltype(tag);
-    Value x = input(0);
-    out(verified(OpTy::create(builder, loc, x.getType(), x)));
-  };
-  auto compare = [&](CompareKind kind) {
-    out(create<CompareOp>(kind, input(0), input(1)));
-  };
-  auto variadic = [&](auto tag) {
-    using OpTy = decltype(tag);
-    Value acc = input(0);
-    for (unsigned i = 1; i < numInputs(); ++i)
-      acc = create<OpTy>(acc, input(i));
-    out(acc);
-  };
-
-  static const llvm::StringSet<> passThrough = {"Identity", "Dropout"};
-  if (passThrough.contains(op)) {
-    setValue(outputName(0), input(0));
-    return;
-  }
-  if (op == "Add")
-    return binary(AddOp());
-  if (op == "Sub")
-    return binary(SubOp());
-  if (op == "Mul")
-    return binary(MulOp());
-  if (op == "Div")
-    return binary(DivOp());
-  if (op == "Pow") {
-    Value base = input(0), exponent = input(1);
-    Type element = typeOf(base).getElementType();
-    if (typeOf(exponent).getElementType() != element)
-      exponent = CastOp::create(
-          builder, loc,
-          RankedTensorType::get(typeOf(exponent).getShape(), element),
-          exponent);
-    return out(create<PowOp>(base, exponent));
-  }
-  if (op == "Max")
-    return variadic(MaxOp());
-  if (op == "Min")
-    return variadic(MinOp());
-  if (op == "Neg")
-    return unary(NegOp());
-  if (op == "Exp")
-    return unary(ExpOp());
-  if (op == "Log")
-    return unary(LogOp());
-  if (op == "Sqrt")
-    return unary(SqrtOp());
-  if (op == "Erf")
-    return unary(ErfOp());
-  if (op == "Tanh")
-    return unary(TanhOp());
-  if (op == "Sigmoid")
-    return unary(SigmoidOp());
-  if (op == "Relu")
-    return unary(ReluOp());
-  if (op == "Reciprocal") {
-    Value x = input(0);
-    return out(create<DivOp>(scalar(1.0, typeOf(x).getElementType()), x));
-  }
-  if (op == "Gelu") {
-    std::string approximate = stringAttr("approximate", "none");
-    if (approximate != "none" && approximate != "tanh")
-      fail("unknown Gelu approximation '" + approximate + "'");
-    return out(verified(
-        GeluOp::create(builder, loc, input(0), approximate == "tanh")));
-  }
-  if (op == "Equal")
-    return compare(CompareKind::EQ);
-  if (op == "Less")
-    return compare(CompareKind::LT);
-  if (op == "LessOrEqual")
-    return compare(CompareKind::LE);
-  if (op == "Greater")
-    return compare(CompareKind::GT);
-  if (op == "GreaterOrEqual")
-    return compare(CompareKind::GE);
-  if (op == "Where")
-    return out(create<SelectOp>(input(0), input(1), input(2)));
-  if (op == "Cast" || op == "CastLike") {
-    Value x = input(0);
-    Type target = op == "Cast" ? elementType(intAttr("to", kFloat))
-                               : typeOf(input(1)).getElementType();
-    auto type = RankedTensorType::get(typeOf(x).getShape(), target);
-    return out(type == x.getType()
-                   ? x
-                   : verified(CastOp::create(builder, loc, type, x)));
-  }
-  if (op == "MatMul")
-    return emitMatMul();
-  if (op == "Gemm")
-    return emitGemm();
-  if (op == "Softmax")
-    return emitSoftmax();
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax")
-    return emitReduce();
-  if (op == "LayerNormalization")
-    return emitLayerNorm(/*rms=*/false);
-  if (op == "RMSNormalization")
-    return emitLayerNorm(/*rms=*/true);
-  if (op == "Transpose") {
-    Value x = input(0);
-    SmallVector<int64_t, 4> perm;
-    if (auto given = intsAttr("perm"))
-      perm = *given;
-    else
-      for (int64_t d = typeOf(x).getRank() - 1; d >= 0; --d)
-        perm.push_back(d);
-    return out(create<TransposeOp>(x, builder.getDenseI64ArrayAttr(perm)));
-  }
-  if (op == "Reshape")
-    return emitReshape();
-  if (op == "Flatten") {
-    Value x = input(0);
-    int64_t rank = typeOf(x).getRank();
-    int64_t axis = intAttr("axis", 1);
-    axis = axis < 0 ? axis + rank : axis;
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < axis ? outer : inner) *= typeOf(x).getDimSize(d);
-    return out(reshape(x, {outer, inner}));
-  }
-  if (op == "Squeeze")
-    return emitSqueezeUnsqueeze(/*squeeze=*/true);
-  if (op == "Unsqueeze")
-    return emitSqueezeUnsqueeze(/*squeeze=*/false);
-  if (op == "Concat") {
-    SmallVector<Value> inputs;
-    for (unsigned i = 0; i < numInputs(); ++i)
-      if (hasInput(i))
-        inputs.push_back(input(i));
-    int64_t axis =
-        normalizeAxis(intAttr("axis", 0), typeOf(inputs[0]).getRank());
-    return out(create<ConcatOp>(inputs, axis));
-  }
-  if (op == "Split")
-    return emitSplit();
-  if (op == "Slice")
-    return emitSlice();
-  if (op == "Gather") {
-    Value data = input(0);
-    int64_t axis = normalizeAxis(intAttr("axis", 0), typeOf(data).getRank());
-    Value indices;
-    if (const HostTensor *known = constant(inputName(1))) {
-      // Known indices are checked and made non-negative here.
-      HostTensor normalized = castTo(*known, kInt64);
-      int64_t size = typeOf(data).getDimSize(axis);
-      for (int64_t &v : normalized.ints) {
-        if (v < -size || v >= size)
-          fail("index " + Twine(v) + " is out of range for axis " +
-               Twine(axis) + " of size " + Twine(size));
-        if (v < 0)
-          v += size;
-      }
-      indices = materialize(normalized);
-    } else {
-      indices = input(1);
-    }
-    return out(create<GatherOp>(data, indices, axis));
-  }
-  if (op == "Expand") {
-    Value x = input(0);
-    const HostTensor &shape = requireConstant(inputName(1), "Expand shape");
-    SmallVector<int64_t> dims;
-    for (int64_t i = 0; i < shape.numElements(); ++i)
-      dims.push_back(shape.getInt(i));
-    std::optional<SmallVector<int64_t, 4>> target =
-        broadcastShapes(typeOf(x).getShape(), dims);
-    if (!target)
-      fail("cannot expand a tensor of rank " + Twine(typeOf(x).getRank()) +
-           " to the given shape");
-    auto type = RankedTensorType::get(*target, typeOf(x).getElementType());
-    return out(type == x.getType()
-                   ? x
-                   : verified(BroadcastToOp::create(builder, loc, type, x)));
-  }
-  if (op == "Trilu")
-    return emitTrilu();
-  if (op == "Attention")
-    return emitAttention();
-  if (op == "Range" || op == "ConstantOfShape" || op == "NonZero" ||
-      op == "TopK" || op == "ScatterND" || op == "ScatterElements" ||
-      op == "GatherElements")
+  auto handler = handlers.find(node->op_type());
+  if (handler != handlers.end())
+    return (this->*handler->second)();
+  static const llvm::StringSet<> needKnownInputs = {
+      "Range",     "ConstantOfShape", "NonZero",       "TopK",
+      "ScatterND", "ScatterElements", "GatherElements"};
+  if (needKnownInputs.contains(node->op_type()))
     fail("this op needs its inputs known at import time, or (for TopK, "
          "Scatter*, GatherElements) to be part of an MoE block that Braid "
          "raises; here they are computed");
   fail("unsupported operator");
+}
+
+void Importer::emitPassThrough() { setValue(outputName(0), input(0)); }
+
+void Importer::emitPow() {
+  Value base = input(0), exponent = input(1);
+  Type element = typeOf(base).getElementType();
+  if (typeOf(exponent).getElementType() != element)
+    exponent = verified(CastOp::create(
+        builder, loc,
+        RankedTensorType::get(typeOf(exponent).getShape(), element), exponent));
+  setValue(outputName(0), create<PowOp>(base, exponent));
+}
+
+void Importer::emitReciprocal() {
+  Value x = input(0);
+  setValue(outputName(0),
+           create<DivOp>(scalar(1.0, typeOf(x).getElementType()), x));
+}
+
+void Importer::emitWhere() {
+  setValue(outputName(0), create<SelectOp>(input(0), input(1), input(2)));
+}
+
+void Importer::emitSqueeze() { emitSqueezeUnsqueeze(/*squeeze=*/true); }
+void Importer::emitUnsqueeze() { emitSqueezeUnsqueeze(/*squeeze=*/false); }
+void Importer::emitLayerNorm() { emitNormalization(/*rms=*/false); }
+void Importer::emitRmsNorm() { emitNormalization(/*rms=*/true); }
+
+void Importer::emitGelu() {
+  std::string approximate = stringAttr("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    fail("unknown Gelu approximation '" + approximate + "'");
+  setValue(outputName(0), verified(GeluOp::create(builder, loc, input(0),
+                                                  approximate == "tanh")));
+}
+
+void Importer::emitCast() {
+  Value x = input(0);
+  Type target = node->op_type() == "Cast" ? elementType(intAttr("to", kFloat))
+                                          : typeOf(input(1)).getElementType();
+  auto type = RankedTensorType::get(typeOf(x).getShape(), target);
+  setValue(outputName(0),
+           type == x.getType()
+               ? x
+               : verified(CastOp::create(builder, loc, type, x)));
+}
+
+void Importer::emitTranspose() {
+  Value x = input(0);
+  SmallVector<int64_t, 4> perm;
+  if (auto given = intsAttr("perm"))
+    perm = *given;
+  else
+    for (int64_t d = typeOf(x).getRank() - 1; d >= 0; --d)
+      perm.push_back(d);
+  setValue(outputName(0),
+           create<TransposeOp>(x, builder.getDenseI64ArrayAttr(perm)));
+}
+
+void Importer::emitFlatten() {
+  Value x = input(0);
+  int64_t rank = typeOf(x).getRank();
+  int64_t axis = intAttr("axis", 1);
+  axis = axis < 0 ? axis + rank : axis;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= typeOf(x).getDimSize(d);
+  setValue(outputName(0), reshape(x, {outer, inner}));
+}
+
+void Importer::emitConcat() {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < numInputs(); ++i)
+    if (hasInput(i))
+      inputs.push_back(input(i));
+  int64_t axis = normalizeAxis(intAttr("axis", 0), typeOf(inputs[0]).getRank());
+  setValue(outputName(0), create<ConcatOp>(inputs, axis));
+}
+
+void Importer::emitGather() {
+  Value data = input(0);
+  int64_t axis = normalizeAxis(intAttr("axis", 0), typeOf(data).getRank());
+  Value indices;
+  if (const HostTensor *known = constant(inputName(1))) {
+    // Known indices are checked and made non-negative here.
+    HostTensor normalized = castTo(*known, kInt64);
+    int64_t size = typeOf(data).getDimSize(axis);
+    for (int64_t &v : normalized.ints) {
+      if (v < -size || v >= size)
+        fail("index " + Twine(v) + " is out of range for axis " + Twine(axis) +
+             " of size " + Twine(size));
+      if (v < 0)
+        v += size;
+    }
+    indices = materialize(normalized);
+  } else {
+    indices = input(1);
+  }
+  setValue(outputName(0), create<GatherOp>(data, indices, axis));
+}
+
+void Importer::emitExpand() {
+  Value x = input(0);
+  const HostTensor &shape = requireConstant(inputName(1), "Expand shape");
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < shape.numElements(); ++i)
+    dims.push_back(shape.getInt(i));
+  std::optional<SmallVector<int64_t, 4>> target =
+      broadcastShapes(typeOf(x).getShape(), dims);
+  if (!target)
+    fail("cannot expand a tensor of rank " + Twine(typeOf(x).getRank()) +
+         " to the given shape");
+  auto type = RankedTensorType::get(*target, typeOf(x).getElementType());
+  setValue(outputName(0),
+           type == x.getType()
+               ? x
+               : verified(BroadcastToOp::create(builder, loc, type, x)));
 }
 
 void Importer::emitMatMul() {
@@ -331,7 +315,7 @@ void Importer::emitReduce() {
   setValue(outputName(0), y);
 }
 
-void Importer::emitLayerNorm(bool rms) {
+void Importer::emitNormalization(bool rms) {
   Value x = input(0), scale = input(1);
   int64_t rank = typeOf(x).getRank();
   int64_t axis = normalizeAxis(intAttr("axis", -1), rank);
