@@ -16,9 +16,10 @@
 #   BRAID_FUZZ_BUILD_DIR  build folder (default build-fuzz/)
 #   BRAID_FUZZ_CC, BRAID_FUZZ_CXX   compilers (default clang-14, clang++-14)
 #   BRAID_FUZZ_ARTIFACTS  where failing inputs go (default tools/fuzz/crashes/)
-#   BRAID_FUZZ_FORK       N > 0: run N fuzzing processes (-fork=N) and keep
-#                         going after crashes, OOMs and timeouts (default 0:
-#                         stop at the first one)
+#   BRAID_FUZZ_FORK       N > 0: fuzz in N child processes (-fork=N) and keep
+#                         going after crashes, OOMs and timeouts, so the run
+#                         lasts the time given (default 1); 0: one process
+#                         that stops at the first failure
 #   BRAID_JOBS            build parallelism (default: nproc)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,7 +32,7 @@ build="${BRAID_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 cc="${BRAID_FUZZ_CC:-clang-14}"
 cxx="${BRAID_FUZZ_CXX:-clang++-14}"
 artifacts="${BRAID_FUZZ_ARTIFACTS:-$root/tools/fuzz/crashes}"
-fork="${BRAID_FUZZ_FORK:-0}"
+fork="${BRAID_FUZZ_FORK:-1}"
 jobs="${BRAID_JOBS:-$(nproc)}"
 max_seed_bytes=$((1 << 20)) # the fuzzer skips larger inputs
 
@@ -223,9 +224,13 @@ last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<< "$last")
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-[ -n "$rate" ] || rate=$(sed -n 's/.*exec\/s:\{0,1\} \([0-9]*\).*/\1/p' <<< "$last")
+# -fork prints no final stats; its status lines end in "time: <seconds>s".
+took=$(sed -n 's/.* time: \([0-9]*\)s.*/\1/p' <<< "$last")
+if [ -z "$rate" ] && [ -n "$execs" ] && [ -n "$took" ] && [ "$took" -gt 0 ]; then
+  rate=$((execs / took))
+fi
 echo "last status: ${last:-none}"
-echo "executions:  ${execs:-unknown} (${rate:-?} exec/s)"
+echo "executions:  ${execs:-unknown} (${rate:-?} exec/s on average${took:+ over ${took} s})"
 new=$(ls -1 "$artifacts" | grep -vxF -f "$before" || true)
 rm -f "$before"
 if [ -n "$new" ]; then

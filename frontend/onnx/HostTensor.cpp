@@ -2,6 +2,7 @@
 
 #include "frontend/onnx/HostTensor.h"
 
+#include <climits>
 #include <cmath>
 
 using namespace mlir::braid::onnx_import;
@@ -73,9 +74,17 @@ int64_t mlir::braid::onnx_import::onnxTypeSize(int32_t type) {
 }
 
 int64_t HostTensor::numElements() const {
+  return checkedNumElements(shape).value_or(INT64_MAX);
+}
+
+std::optional<int64_t>
+mlir::braid::onnx_import::checkedNumElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (d < 0 || (d != 0 && n > INT64_MAX / d))
+      return std::nullopt;
     n *= d;
+  }
   return n;
 }
 
@@ -221,9 +230,14 @@ HostTensor mlir::braid::onnx_import::castTo(const HostTensor &t, int32_t type) {
     for (int64_t i = 0; i < n; ++i) {
       if (type == kBool)
         out.ints[i] = t.getDouble(i) != 0.0;
-      else if (t.isFloat())
-        out.ints[i] = static_cast<int64_t>(std::trunc(t.floats[i]));
-      else
+      else if (t.isFloat()) {
+        // Out-of-range and NaN values saturate instead of being undefined.
+        double v = std::trunc(t.floats[i]);
+        out.ints[i] = std::isnan(v)                 ? 0
+                      : v >= 9.2233720368547758e18  ? INT64_MAX
+                      : v <= -9.2233720368547758e18 ? INT64_MIN
+                                                    : static_cast<int64_t>(v);
+      } else
         out.ints[i] = t.ints[i];
     }
     if (type == kInt32)

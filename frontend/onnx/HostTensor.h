@@ -72,6 +72,9 @@ struct HostTensor {
                            double value);
 };
 
+/// Product of the dimensions, or std::nullopt on overflow or a negative one.
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+
 /// Numpy broadcast of two shapes; std::nullopt if they do not broadcast.
 std::optional<llvm::SmallVector<int64_t, 4>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);

@@ -99,7 +99,12 @@ private:
     return node->input(i);
   }
   Value input(unsigned i);
-  StringRef outputName(unsigned i) const { return node->output(i); }
+  StringRef outputName(unsigned i) {
+    if (static_cast<int>(i) >= node->output_size())
+      fail("needs output #" + Twine(i) + " but has " +
+           Twine(node->output_size()) + " outputs");
+    return node->output(i);
+  }
   const onnx::AttributeProto *attribute(StringRef name) const;
   int64_t intAttr(StringRef name, int64_t defaultValue) const;
   float floatAttr(StringRef name, float defaultValue) const;

@@ -104,6 +104,12 @@ void Importer::emitNode() {
   static const llvm::StringSet<> needKnownInputs = {
       "Range",     "ConstantOfShape", "NonZero",       "TopK",
       "ScatterND", "ScatterElements", "GatherElements"};
+  bool allKnown = true;
+  for (unsigned i = 0; i < numInputs(); ++i)
+    allKnown &= !hasInput(i) || constant(inputName(i)) != nullptr;
+  if (needKnownInputs.contains(node->op_type()) && allKnown)
+    fail("its result would exceed the import's folding limit of " +
+         Twine(options.maxFoldElements) + " elements");
   if (needKnownInputs.contains(node->op_type()))
     fail("this op needs its inputs known at import time, or (for TopK, "
          "Scatter*, GatherElements) to be part of an MoE block that Braid "

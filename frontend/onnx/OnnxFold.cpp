@@ -11,6 +11,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <climits>
 #include <cmath>
 
 using namespace mlir;
@@ -128,6 +129,8 @@ SmallVector<int64_t, 4> Importer::reshapeTarget(ArrayRef<int64_t> input,
     }
     if (d < 0)
       fail("shape entry " + Twine(i) + " is " + Twine(d));
+    if (d != 0 && known > INT64_MAX / d)
+      fail("the shape's sizes overflow");
     known *= d;
     target.push_back(d);
   }
@@ -150,6 +153,8 @@ Importer::SliceBox Importer::sliceBox(ArrayRef<int64_t> shape) {
   box.steps.assign(rank, 1);
   SmallVector<int64_t, 4> starts, ends, axes, steps;
   if (opset < 10) {
+    if (!intsAttr("starts") || !intsAttr("ends"))
+      fail("Slice before opset 10 needs the starts and ends attributes");
     starts = *intsAttr("starts");
     ends = *intsAttr("ends");
     if (auto given = intsAttr("axes"))
@@ -243,6 +248,11 @@ std::optional<HostTensor> Importer::foldCurrent() {
     SmallVector<int64_t> dims;
     for (int64_t i = 0; i < shape.numElements(); ++i)
       dims.push_back(shape.getInt(i));
+    std::optional<int64_t> n = checkedNumElements(dims);
+    if (!n)
+      fail("ConstantOfShape's shape is negative or overflows");
+    if (*n > options.maxFoldElements)
+      return std::nullopt;
     HostTensor value = HostTensor::filled(kFloat, {}, 0.0);
     if (const onnx::AttributeProto *attr = attribute("value")) {
       llvm::Expected<RawTensor> raw = readTensor(attr->t(), modelDir);
@@ -503,6 +513,11 @@ std::optional<HostTensor> Importer::foldCurrent() {
     std::optional<SmallVector<int64_t, 4>> out = broadcastShapes(t.shape, dims);
     if (!out)
       fail("cannot expand the input to the given shape");
+    std::optional<int64_t> n = checkedNumElements(*out);
+    if (!n)
+      fail("Expand's shape is negative or overflows");
+    if (*n > options.maxFoldElements)
+      return std::nullopt;
     return broadcastTo(t, *out);
   }
   if (op == "Transpose") {
@@ -536,8 +551,11 @@ std::optional<HostTensor> Importer::foldCurrent() {
            d = delta.getDouble(0);
     if (d == 0)
       fail("Range delta is 0");
-    int64_t n =
-        std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+    double count = std::ceil((l - s) / d);
+    if (!(count <= static_cast<double>(options.maxFoldElements)))
+      fail("Range has more than " + Twine(options.maxFoldElements) +
+           " elements, the import's folding limit");
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     t.shape = {n};
     for (int64_t i = 0; i < n; ++i) {
       if (t.isFloat())

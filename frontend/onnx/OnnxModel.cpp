@@ -38,7 +38,15 @@ mlir::braid::onnx_import::parseModel(StringRef buffer, StringRef name) {
                      "truncated or corrupt");
   }
   std::string text = buffer.str();
-  onnx::Common::Status status = onnx::OnnxParser::Parse(*model, text.c_str());
+  onnx::Common::Status status;
+  // The text parser converts numbers with std::stof/stol, which throw on bad
+  // or out-of-range literals.
+  try {
+    status = onnx::OnnxParser::Parse(*model, text.c_str());
+  } catch (const std::exception &e) {
+    return makeError("'" + name + "' is not valid ONNX text: bad number (" +
+                     e.what() + ")");
+  }
   if (!status.IsOK())
     return makeError("'" + name +
                      "' is not valid ONNX text: " + status.ErrorMessage());

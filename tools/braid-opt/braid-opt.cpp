@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/braid/BraidDialect.h"
+#include "dialects/exec/ExecDialect.h"
+#include "lowering/Passes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,9 +23,11 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::registerSCCPPass();
   mlir::braid::registerBraidPasses();
+  mlir::braid::registerLoweringPasses();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::braid::BraidDialect, mlir::arith::ArithDialect,
+  registry.insert<mlir::braid::BraidDialect, mlir::exec::ExecDialect,
+                  mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Braid optimizer: passes on the braid dialect\n", registry));

@@ -52,8 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   MLIRContext context(MLIRContext::Threading::DISABLED);
-  ScopedDiagnosticHandler swallow(
-      &context, [](Diagnostic &) { return success(); });
+  ScopedDiagnosticHandler swallow(&context,
+                                  [](Diagnostic &) { return success(); });
 
   ImportOptions options;
   options.maxFoldElements = kMaxFoldElements;

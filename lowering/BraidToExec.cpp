@@ -1,0 +1,494 @@
+//===- BraidToExec.cpp - braid programs to exec plans ---------------------===//
+//
+// Four steps: linearize the function into per-stream instructions with
+// events; compute live ranges per alias class (reshape and await results
+// share their source's memory); place the classes in one arena, first fit
+// over program order; emit the exec.plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Passes.h"
+
+#include "dialects/braid/BraidDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir {
+namespace braid {
+#define GEN_PASS_DEF_BRAIDTOEXEC
+#include "lowering/Passes.h.inc"
+} // namespace braid
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+
+/// A run-time integer: constant + sum of coefficient * rank along an axis.
+struct IndexForm {
+  int64_t constant = 0;
+  llvm::MapVector<StringRef, int64_t> rankTerms;
+};
+
+/// One instruction of the linearized program.
+struct Instruction {
+  enum Kind { Compute, Record, Wait };
+  Kind kind = Compute;
+  /// The braid op of a Compute instruction.
+  Operation *op = nullptr;
+  std::string stream;
+  int64_t event = -1;
+};
+
+/// Bytes of a tensor value (i1 as one byte per element).
+static int64_t bytesOf(Value value) { return getNumBytes(value); }
+
+class Lowering {
+public:
+  Lowering(func::FuncOp main, int64_t alignment)
+      : main(main), alignment(alignment) {}
+
+  /// Builds the plan before `main`; returns its arena size.
+  FailureOr<int64_t> run();
+
+private:
+  LogicalResult linearize(Block &block, StringRef stream);
+  LogicalResult indexForm(Value value, IndexForm &form);
+  Value leader(Value value) { return aliases.getOrInsertLeaderValue(value); }
+  void extend(Value value, int64_t position);
+  void computeLiveRanges();
+  int64_t allocate();
+  LogicalResult emit(int64_t arenaBytes);
+
+  func::FuncOp main;
+  int64_t alignment;
+  std::vector<Instruction> program;
+  llvm::EquivalenceClasses<Value> aliases;
+  /// Live range per alias leader: [first, last] program positions.
+  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges;
+  /// Leaders that live for the whole run.
+  llvm::DenseSet<Value> persistent;
+  /// Arena offset per alias leader.
+  llvm::DenseMap<Value, int64_t> offsets;
+  /// Future -> (event recorded at the end of its region, yielded value).
+  llvm::DenseMap<Value, std::pair<int64_t, Value>> futures;
+  /// Last program position at which each async's futures are awaited.
+  llvm::DenseMap<Operation *, int64_t> lastAwait;
+  /// Values in program order (for deterministic buffer numbering).
+  SmallVector<Value> values;
+  int64_t numEvents = 0;
+};
+
+} // namespace
+
+LogicalResult Lowering::indexForm(Value value, IndexForm &form) {
+  Operation *def = value.getDefiningOp();
+  if (auto c = dyn_cast_or_null<arith::ConstantIndexOp>(def)) {
+    form.constant = c.value();
+    return success();
+  }
+  if (auto rank = dyn_cast_or_null<RankOp>(def)) {
+    form.rankTerms[rank.getAxis()] = 1;
+    return success();
+  }
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
+    IndexForm a, b;
+    if (failed(indexForm(def->getOperand(0), a)) ||
+        failed(indexForm(def->getOperand(1), b)))
+      return failure();
+    if (isa<arith::MulIOp>(def)) {
+      if (!a.rankTerms.empty() && !b.rankTerms.empty())
+        return def->emitOpError("multiplies two rank-dependent indices; "
+                                "braid-to-exec expresses only linear ones");
+      const IndexForm &scaled = a.rankTerms.empty() ? b : a;
+      int64_t factor = a.rankTerms.empty() ? a.constant : b.constant;
+      form.constant = scaled.constant * factor;
+      for (auto [axis, c] : scaled.rankTerms)
+        form.rankTerms[axis] = c * factor;
+      return success();
+    }
+    int64_t sign = isa<arith::SubIOp>(def) ? -1 : 1;
+    form = a;
+    form.constant += sign * b.constant;
+    for (auto [axis, c] : b.rankTerms)
+      form.rankTerms[axis] += sign * c;
+    return success();
+  }
+  if (def)
+    return def->emitOpError("computes an index braid-to-exec cannot express "
+                            "(constants, braid.rank, addi, subi, muli)");
+  return emitError(value.getLoc(), "an index function argument is not "
+                                   "supported by braid-to-exec");
+}
+
+LogicalResult Lowering::linearize(Block &block, StringRef stream) {
+  for (Operation &op : block) {
+    for (Value result : op.getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        values.push_back(result);
+    if (auto async = dyn_cast<AsyncOp>(op)) {
+      if (stream != "compute")
+        return async.emitOpError("nested async regions are not supported");
+      if (async.getStream() == "compute")
+        return async.emitOpError(
+            "runs on stream \"compute\", the main stream; name another");
+      int64_t start = numEvents++;
+      program.push_back({Instruction::Record, nullptr, stream.str(), start});
+      program.push_back(
+          {Instruction::Wait, nullptr, async.getStream().str(), start});
+      if (failed(linearize(async.getBody().front(), async.getStream())))
+        return failure();
+      int64_t done = numEvents++;
+      program.push_back(
+          {Instruction::Record, nullptr, async.getStream().str(), done});
+      for (auto [future, value] :
+           llvm::zip(async.getResults(), async.getYield().getValues()))
+        futures[future] = {done, value};
+      continue;
+    }
+    if (auto await = dyn_cast<AwaitOp>(op)) {
+      auto [event, value] = futures.lookup(await.getFuture());
+      program.push_back({Instruction::Wait, nullptr, stream.str(), event});
+      aliases.unionSets(value, await.getResult());
+      Operation *async = await.getFuture().getDefiningOp();
+      lastAwait[async] =
+          std::max<int64_t>(lastAwait.lookup(async), program.size() - 1);
+      continue;
+    }
+    if (isa<YieldOp, func::ReturnOp, RankOp, arith::ConstantIndexOp,
+            arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
+      continue;
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      if (!c.getType().isIndex())
+        return op.emitOpError("is not an index constant");
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      aliases.unionSets(reshape.getInput(), reshape.getResult());
+      continue;
+    }
+    if (isa<GetWeightOp, ConstantOp>(op)) {
+      persistent.insert(op.getResult(0));
+      continue;
+    }
+    if (!isa<CostOpInterface>(op) && !isa<CollectiveOpInterface>(op))
+      return op.emitOpError("cannot be lowered to exec");
+    program.push_back({Instruction::Compute, &op, stream.str(), -1});
+  }
+  return success();
+}
+
+void Lowering::extend(Value value, int64_t position) {
+  auto [it, inserted] =
+      ranges.try_emplace(leader(value), std::make_pair(position, position));
+  it->second.first = std::min(it->second.first, position);
+  it->second.second = std::max(it->second.second, position);
+}
+
+void Lowering::computeLiveRanges() {
+  int64_t end = program.size();
+  for (BlockArgument arg : main.getArguments())
+    persistent.insert(arg);
+  main.walk([&](func::ReturnOp ret) {
+    for (Value v : ret.getOperands())
+      persistent.insert(v);
+  });
+  for (auto [position, inst] : llvm::enumerate(program)) {
+    if (inst.kind != Instruction::Compute)
+      continue;
+    Operation *op = inst.op;
+    // A value read inside an async region stays live until the region's
+    // futures are awaited: the other stream may still be reading it.
+    int64_t readUntil = position;
+    if (auto async = op->getParentOfType<AsyncOp>())
+      readUntil = lastAwait.count(async) ? lastAwait.lookup(async) : end;
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType())) {
+        bool outside = !op->getParentOfType<AsyncOp>() ||
+                       !op->getParentOfType<AsyncOp>()->isAncestor(
+                           operand.getParentBlock()->getParentOp());
+        extend(operand, outside ? readUntil : position);
+        extend(operand, position);
+      }
+    for (Value result : op->getResults())
+      extend(result, position);
+  }
+  // Values read after an await (through the alias) extend via their uses;
+  // weights, constants, arguments and outputs live throughout.
+  for (Value value : persistent) {
+    extend(value, 0);
+    extend(value, end);
+  }
+}
+
+int64_t Lowering::allocate() {
+  struct Block {
+    int64_t offset, size, end;
+  };
+  auto align = [&](int64_t n) {
+    return (n + alignment - 1) / alignment * alignment;
+  };
+  // Bytes of a class: its largest member (reshapes keep the byte count).
+  llvm::DenseMap<Value, int64_t> classBytes;
+  for (Value value : values)
+    classBytes[leader(value)] =
+        std::max(classBytes.lookup(leader(value)), bytesOf(value));
+  for (BlockArgument arg : main.getArguments())
+    classBytes[leader(arg)] =
+        std::max(classBytes.lookup(leader(arg)), bytesOf(arg));
+  SmallVector<Value> order;
+  for (auto &[leaderValue, range] : ranges)
+    order.push_back(leaderValue);
+  // Persistent classes first, then by start position; ties by first value.
+  llvm::DenseMap<Value, int64_t> rankInValues;
+  for (auto [i, v] : llvm::enumerate(values))
+    rankInValues.try_emplace(leader(v), i);
+  llvm::stable_sort(order, [&](Value a, Value b) {
+    auto key = [&](Value v) {
+      return std::make_tuple(!persistent.count(v) ? 1 : 0, ranges[v].first,
+                             rankInValues.lookup(v));
+    };
+    return key(a) < key(b);
+  });
+  std::vector<Block> active;
+  int64_t peak = 0;
+  for (Value v : order) {
+    auto [start, end] = ranges[v];
+    int64_t size = align(std::max<int64_t>(1, classBytes.lookup(v)));
+    llvm::erase_if(active, [&](const Block &b) { return b.end < start; });
+    llvm::sort(active, [](const Block &a, const Block &b) {
+      return a.offset < b.offset;
+    });
+    int64_t offset = 0;
+    for (const Block &b : active) {
+      if (b.offset - offset >= size)
+        break;
+      offset = std::max(offset, b.offset + b.size);
+    }
+    active.push_back({offset, size, end});
+    offsets[v] = offset;
+    peak = std::max(peak, offset + size);
+  }
+  return peak;
+}
+
+FailureOr<int64_t> Lowering::run() {
+  if (failed(linearize(main.getBody().front(), "compute")))
+    return failure();
+  computeLiveRanges();
+  int64_t arena = allocate();
+  if (failed(emit(arena)))
+    return failure();
+  return arena;
+}
+
+/// The attributes a kernel keeps: the op's inherent attributes.
+static DictionaryAttr kernelAttrs(Operation *op, Builder &b) {
+  SmallVector<NamedAttribute> attrs;
+  if (auto dict =
+          dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute()))
+    for (NamedAttribute attr : dict)
+      if (attr.getName() != "operandSegmentSizes")
+        attrs.push_back(attr);
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    attrs.push_back(
+        b.getNamedAttr("has_mask", b.getBoolAttr(!!attention.getMask())));
+  if (auto attention = dyn_cast<AttentionPartialOp>(op))
+    attrs.push_back(
+        b.getNamedAttr("has_mask", b.getBoolAttr(!!attention.getMask())));
+  return b.getDictionaryAttr(attrs);
+}
+
+LogicalResult Lowering::emit(int64_t arenaBytes) {
+  ModuleOp module = main->getParentOfType<ModuleOp>();
+  OpBuilder b(main);
+  Location loc = main.getLoc();
+  SmallVector<Attribute> axisNames;
+  SmallVector<int64_t> axisSizes;
+  SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+  if (meshes.size() > 1)
+    return meshes[1].emitOpError("a second mesh: braid-to-exec lowers "
+                                 "programs on one mesh");
+  if (meshes.empty()) {
+    axisNames.push_back(b.getStringAttr("world"));
+    axisSizes.push_back(1);
+  } else {
+    axisNames.assign(meshes[0].getAxisNames().begin(),
+                     meshes[0].getAxisNames().end());
+    axisSizes.assign(meshes[0].getShape().begin(), meshes[0].getShape().end());
+  }
+  auto plan = exec::PlanOp::create(
+      b, loc, b.getStringAttr(main.getName()), b.getArrayAttr(axisNames),
+      b.getDenseI64ArrayAttr(axisSizes), b.getI64IntegerAttr(arenaBytes),
+      b.getI64IntegerAttr(numEvents));
+  Block *body = new Block();
+  plan.getBody().push_back(body);
+  b.setInsertionPointToStart(body);
+
+  // One buffer per tensor value, at its class's offset.
+  llvm::DenseMap<Value, FlatSymbolRefAttr> buffers;
+  auto bufferOf = [&](Value value) -> FlatSymbolRefAttr {
+    auto it = buffers.find(value);
+    if (it != buffers.end())
+      return it->second;
+    std::string name = "b" + std::to_string(buffers.size());
+    exec::BufferOp::create(b, value.getLoc(), b.getStringAttr(name),
+                           b.getI64IntegerAttr(offsets.lookup(leader(value))),
+                           TypeAttr::get(value.getType()));
+    auto ref = FlatSymbolRefAttr::get(b.getContext(), name);
+    buffers[value] = ref;
+    return ref;
+  };
+  for (BlockArgument arg : main.getArguments())
+    bufferOf(arg);
+  for (Value value : values)
+    bufferOf(value);
+
+  for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "braid.name");
+    exec::InputOp::create(b, loc,
+                          b.getStringAttr(name ? name.getValue().str()
+                                               : "input_" + std::to_string(i)),
+                          bufferOf(arg));
+  }
+  LogicalResult status = success();
+  main.walk([&](Operation *op) {
+    if (auto weight = dyn_cast<GetWeightOp>(op)) {
+      auto type = weight.getType();
+      SmallVector<Attribute> sharding(type.getRank(), b.getArrayAttr({}));
+      if (auto given = op->getAttrOfType<ArrayAttr>("braid.sharding"))
+        sharding.assign(given.begin(), given.end());
+      auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+          weight, weight.getNameAttr());
+      exec::WeightOp::create(
+          b, op->getLoc(), b.getStringAttr(weight.getName()),
+          bufferOf(weight.getResult()),
+          b.getDenseI64ArrayAttr(decl ? decl.getTensorType().getShape()
+                                      : type.getShape()),
+          b.getArrayAttr(sharding));
+    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
+      exec::ConstantOp::create(b, op->getLoc(), bufferOf(constant.getResult()),
+                               constant.getValue());
+    }
+  });
+  main.walk([&](func::ReturnOp ret) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      auto name = main.getResultAttrOfType<StringAttr>(i, "braid.name");
+      exec::OutputOp::create(
+          b, loc,
+          b.getStringAttr(name ? name.getValue().str()
+                               : "output_" + std::to_string(i)),
+          bufferOf(v));
+    }
+  });
+
+  // Streams in order of first appearance; "compute" first.
+  llvm::MapVector<StringRef, exec::StreamOp> streams;
+  auto streamOf = [&](StringRef name) {
+    auto it = streams.find(name);
+    if (it != streams.end())
+      return it->second;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(body);
+    auto stream = exec::StreamOp::create(b, loc, name);
+    stream.getBody().push_back(new Block());
+    streams[stream.getName()] = stream;
+    return stream;
+  };
+  streamOf("compute");
+  for (const Instruction &inst : program) {
+    exec::StreamOp stream = streamOf(inst.stream);
+    OpBuilder sb = OpBuilder::atBlockEnd(&stream.getBody().front());
+    if (inst.kind == Instruction::Record) {
+      exec::RecordOp::create(sb, loc, inst.event);
+      continue;
+    }
+    if (inst.kind == Instruction::Wait) {
+      exec::WaitOp::create(sb, loc, inst.event);
+      continue;
+    }
+    Operation *op = inst.op;
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+      SmallVector<NamedAttribute> attrs;
+      if (auto dict =
+              dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute()))
+        for (NamedAttribute attr : dict)
+          if (attr.getName() != "mesh" && attr.getName() != "mesh_axes")
+            attrs.push_back(attr);
+      exec::CollectiveOp::create(
+          sb, op->getLoc(), sb.getStringAttr(op->getName().stripDialect()),
+          bufferOf(collective.getInput()), bufferOf(op->getResult(0)),
+          collective.getMeshAxes(), sb.getDictionaryAttr(attrs));
+      continue;
+    }
+    SmallVector<Attribute> inputs, outputs, indices;
+    for (Value operand : op->getOperands()) {
+      if (isa<RankedTensorType>(operand.getType())) {
+        inputs.push_back(bufferOf(operand));
+        continue;
+      }
+      IndexForm form;
+      if (failed(indexForm(operand, form))) {
+        status = failure();
+        continue;
+      }
+      SmallVector<Attribute> entry{sb.getI64IntegerAttr(form.constant)};
+      for (auto [axis, c] : form.rankTerms) {
+        entry.push_back(sb.getStringAttr(axis));
+        entry.push_back(sb.getI64IntegerAttr(c));
+      }
+      indices.push_back(sb.getArrayAttr(entry));
+    }
+    for (Value result : op->getResults())
+      outputs.push_back(bufferOf(result));
+    auto cost = cast<CostOpInterface>(op);
+    exec::KernelOp::create(
+        sb, op->getLoc(), sb.getStringAttr(op->getName().stripDialect()),
+        sb.getArrayAttr(inputs), sb.getArrayAttr(outputs), kernelAttrs(op, sb),
+        sb.getArrayAttr(indices), sb.getI64IntegerAttr(cost.getFlops()),
+        sb.getI64IntegerAttr(cost.getMinBytes()));
+  }
+  return status;
+}
+
+namespace {
+struct BraidToExecPass : public braid::impl::BraidToExecBase<BraidToExecPass> {
+  using BraidToExecBase::BraidToExecBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>(functionName);
+    if (!main) {
+      module.emitError("braid-to-exec: no function @") << functionName;
+      return signalPassFailure();
+    }
+    Lowering lowering(main, alignment);
+    FailureOr<int64_t> arena = lowering.run();
+    if (failed(arena))
+      return signalPassFailure();
+    if (reportMemory) {
+      int64_t unshared = 0;
+      main.walk([&](Operation *op) {
+        for (Value r : op->getResults())
+          if (isa<RankedTensorType>(r.getType()) && !isa<ReshapeOp>(op) &&
+              !isa<AwaitOp>(op))
+            unshared += getNumBytes(r);
+      });
+      for (BlockArgument arg : main.getArguments())
+        unshared += getNumBytes(arg);
+      main.emitRemark() << "arena: " << *arena << " bytes (" << unshared
+                        << " bytes without reuse)";
+    }
+    // The braid program is replaced by the plan; declarations go too.
+    main.erase();
+    for (Operation &op : llvm::make_early_inc_range(module.getOps()))
+      if (isa<WeightOp, MeshOp>(op))
+        op.erase();
+  }
+};
+} // namespace
