@@ -23,3 +23,11 @@ config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%braid_libs", config.braid_lib_dir))
 config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+
+# Python with numpy and onnx (the project's .venv, made by scripts/setup.sh).
+config.substitutions.append(
+    ("%python", os.path.join(config.braid_src_root, ".venv", "bin", "python")))
+# mpirun as root on a small machine.
+config.substitutions.append(
+    ("%mpirun", "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+     "mpirun --oversubscribe"))

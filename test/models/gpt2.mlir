@@ -6,8 +6,12 @@
 // RUN: braid-eval %t.mlir --weights %t.safetensors --test-data %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=EVAL
 // RUN: braid-translate --import-onnx --raw %braid_src_root/examples/models/gpt2/model.onnx -o %t.raw.mlir
 // RUN: braid-eval %t.raw.mlir --weights %t.raw.safetensors --test-data %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=EVAL
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --emit=plan -o %t.bplan --progress=false
+// RUN: braid-run %t.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=PLAN
 
 // GPT2-COUNT-2: braid.attention {{.*}} causal scale 2.500000e-01
 // GPT2-NOT: braid.softmax
 
 // EVAL: output 0: {{.*}} (PASS, rtol 1e-04)
+// PLAN: output 0 {{.*}}: PASS
+// PLAN: {{^}}PASS

@@ -12,12 +12,15 @@
 #include "llvm/Support/Process.h"
 
 namespace {
-enum class Translation { ImportOnnx };
+enum class Translation { ImportOnnx, ExecToPlan };
 
 llvm::cl::opt<Translation> translation(
     llvm::cl::desc("Translation:"),
-    llvm::cl::values(clEnumValN(Translation::ImportOnnx, "import-onnx",
-                                "ONNX model (binary or text) to braid IR")),
+    llvm::cl::values(
+        clEnumValN(Translation::ImportOnnx, "import-onnx",
+                   "ONNX model (binary or text) to braid IR"),
+        clEnumValN(Translation::ExecToPlan, "exec-to-plan",
+                   "exec dialect (after braid-to-exec) to a .bplan file")),
     llvm::cl::Required);
 
 llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
@@ -56,6 +59,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Braid translations (ONNX import)\n");
+  if (translation == Translation::ExecToPlan)
+    return mlir::braid::runExecToPlan(inputPath, outputPath, weightsPath);
   mlir::braid::ImportRequest request;
   request.inputPath = inputPath;
   request.outputPath = outputPath;

@@ -1,9 +1,10 @@
 //===- braidc.cpp - the Braid compiler driver -----------------------------===//
 //
-//   braidc model.onnx -o model.mlir [--pipeline='...']
+//   braidc model.onnx -o model.bplan --emit=plan [--pipeline='...']
 //
-// Chains import, raising and passes. Lowering to plans (--emit=exec|plan),
-// partitioning (--parallel) and overlap (--overlap) join as they land.
+// Chains import, raising, passes, lowering (--emit=exec) and plan writing
+// (--emit=plan, with model.safetensors beside it). Partitioning (--parallel)
+// and overlap (--overlap) join as they land.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +18,7 @@
 #include "llvm/Support/Process.h"
 
 namespace {
-enum class Emit { Braid };
+using mlir::braid::EmitKind;
 
 llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
                                      llvm::cl::desc("<model.onnx>"),
@@ -25,10 +26,13 @@ llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
 llvm::cl::opt<std::string> outputPath("o", llvm::cl::desc("Output file"),
                                       llvm::cl::value_desc("file"),
                                       llvm::cl::init("-"));
-llvm::cl::opt<Emit>
-    emit("emit", llvm::cl::desc("What to produce"),
-         llvm::cl::values(clEnumValN(Emit::Braid, "braid", "braid dialect IR")),
-         llvm::cl::init(Emit::Braid));
+llvm::cl::opt<EmitKind> emit(
+    "emit", llvm::cl::desc("What to produce"),
+    llvm::cl::values(
+        clEnumValN(EmitKind::Braid, "braid", "braid dialect IR"),
+        clEnumValN(EmitKind::Exec, "exec", "exec dialect (buffers, streams)"),
+        clEnumValN(EmitKind::Plan, "plan", "a .bplan file for braid-run")),
+    llvm::cl::init(EmitKind::Braid));
 llvm::cl::opt<std::string> weightsPath(
     "weights",
     llvm::cl::desc("Weights file (default: the output with .safetensors)"),
@@ -60,6 +64,7 @@ int main(int argc, char **argv) {
   request.weightsPath = weightsPath;
   request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   request.pipeline = pipeline;
+  request.emit = emit;
   request.showProgress = showProgress;
   return mlir::braid::runImport(request);
 }

@@ -2,8 +2,15 @@
 
 #include "tools/common/ImportDriver.h"
 
+#include "dialects/braid/BraidDialect.h"
 #include "frontend/onnx/Safetensors.h"
+#include "lowering/ExecToPlan.h"
+#include "lowering/Passes.h"
 #include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Parser/Parser.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -93,8 +100,14 @@ int mlir::braid::runImport(const ImportRequest &request) {
   if (!pipeline.empty() &&
       failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return 1;
+  if (request.emit != EmitKind::Braid)
+    pm.addPass(createBraidToExec());
   if (failed(pm.run(*imported->module)))
     return 1;
+  if (request.emit == EmitKind::Plan && request.outputPath == "-") {
+    llvm::errs() << "error: a plan is binary; name its file with -o\n";
+    return 1;
+  }
 
   std::string weights = request.weightsPath;
   if (weights.empty() && !imported->weights.empty()) {
@@ -109,6 +122,17 @@ int mlir::braid::runImport(const ImportRequest &request) {
     weights = path.str().str();
   }
 
+  if (request.emit == EmitKind::Plan) {
+    if (!weights.empty())
+      if (llvm::Error err = writeSafetensors(weights, imported->weights)) {
+        llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+        return 1;
+      }
+    return failed(writePlanFile(*imported->module, request.outputPath,
+                                llvm::sys::path::filename(weights).str()))
+               ? 1
+               : 0;
+  }
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(request.outputPath, &error);
@@ -125,4 +149,22 @@ int mlir::braid::runImport(const ImportRequest &request) {
   output->os() << "\n";
   output->keep();
   return 0;
+}
+
+int mlir::braid::runExecToPlan(const std::string &inputPath,
+                               const std::string &outputPath,
+                               const std::string &weightsFile) {
+  MLIRContext context;
+  context.loadDialect<exec::ExecDialect, BraidDialect, func::FuncDialect,
+                      arith::ArithDialect>();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputPath, &context);
+  if (!module)
+    return 1;
+  if (outputPath == "-") {
+    llvm::errs() << "error: a plan is binary; name its file with -o\n";
+    return 1;
+  }
+  return failed(writePlanFile(*module, outputPath, weightsFile)) ? 1 : 0;
 }

@@ -11,8 +11,12 @@
 namespace mlir {
 namespace braid {
 
+/// What the driver produces.
+enum class EmitKind { Braid, Exec, Plan };
+
 /// What to import and where to write it.
 struct ImportRequest {
+  EmitKind emit = EmitKind::Braid;
   std::string inputPath;
   /// "-" for stdout.
   std::string outputPath = "-";
@@ -32,6 +36,11 @@ struct ImportRequest {
 /// weights. Prints one clear message per problem to stderr; returns the exit
 /// code. Nothing is written unless everything succeeded.
 int runImport(const ImportRequest &request);
+
+/// Translates a module holding one exec.plan to a plan file; returns the
+/// exit code.
+int runExecToPlan(const std::string &inputPath, const std::string &outputPath,
+                  const std::string &weightsFile);
 
 } // namespace braid
 } // namespace mlir

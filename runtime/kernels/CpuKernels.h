@@ -1,0 +1,41 @@
+//===- CpuKernels.h - the kernels of the CPU backend ------------*- C++ -*-===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// One kernel per `Kernel.op` the compiler emits (the braid compute op names
+// without the dialect prefix, plus `copy`). f32 matmul and grouped_matmul run
+// on OpenBLAS, f32 add/sub/mul/div, softmax, layer_norm and rms_norm are
+// direct loops; every other op, and every other element type, goes through
+// an adapter that reads the arena into the reference kernels' ref::Tensor,
+// calls the reference kernel and writes the result back: correct first, fast
+// later.
+//
+// Attributes keep the op's argument names: gelu `tanh`; compare `kind`
+// (eq/ne/lt/le/gt/ge); matmul `transpose_lhs`, `transpose_rhs`;
+// grouped_matmul `transpose_rhs`; reduce_* `dims`, `keep_dims`; softmax
+// `dim`; layer_norm / rms_norm `axis`, `epsilon`; rotary `interleaved`;
+// gather `axis`; transpose `permutation`; slice `static_offsets`,
+// `static_sizes`, `static_strides` (INT64_MIN offsets come from
+// Kernel.indices, in order); concat / split `dim`; attention,
+// attention_partial `causal`, `scale`, `has_mask` (causal offset from
+// Kernel.indices[0] when given); router_topk `k`, `normalize`;
+// cross_entropy `reduction` (none/mean/sum). Boolean attributes default to
+// false.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_RUNTIME_KERNELS_CPUKERNELS_H
+#define BRAID_RUNTIME_KERNELS_CPUKERNELS_H
+
+#include "runtime/exec/KernelRegistry.h"
+
+namespace braid::rt {
+
+/// The CPU backend's kernels (built once, immutable).
+const KernelRegistry &cpuKernels();
+
+} // namespace braid::rt
+
+#endif // BRAID_RUNTIME_KERNELS_CPUKERNELS_H

@@ -1,0 +1,303 @@
+//===- FloatKernels.cpp - direct f32 kernels on arena memory --------------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/FloatKernels.h"
+
+#include <cblas.h>
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace braid::rt::cpu {
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+int64_t product(const Shape &shape, size_t begin, size_t end) {
+  int64_t count = 1;
+  for (size_t d = begin; d < end; ++d)
+    count *= shape[d];
+  return count;
+}
+
+/// For every row-major position of `target`, the position of the element of
+/// `source` that numpy broadcasting reads there.
+std::vector<int64_t> broadcastPositions(const Shape &source,
+                                        const Shape &target) {
+  size_t rank = target.size(), offset = rank - source.size();
+  Shape strides(rank, 0);
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(source.size()) - 1; d >= 0; --d) {
+    if (source[d] != 1)
+      strides[d + offset] = stride;
+    stride *= source[d];
+  }
+  int64_t count = product(target, 0, rank);
+  std::vector<int64_t> positions(count, 0);
+  Shape index(rank, 0);
+  int64_t position = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    positions[k] = position;
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      position += strides[d];
+      if (++index[d] < target[d])
+        break;
+      position -= strides[d] * target[d];
+      index[d] = 0;
+    }
+  }
+  return positions;
+}
+
+/// Where a kernel writes: straight into `out`, or into a scratch vector that
+/// is copied to `out` at the end when `out` overlaps an input in a way the
+/// kernel cannot handle.
+class OutputBuffer {
+public:
+  OutputBuffer(const TensorView &out, bool needsScratch) : out_(out) {
+    if (needsScratch) {
+      scratch_.resize(out.numElements());
+      data_ = scratch_.data();
+    } else {
+      data_ = out.as<float>();
+    }
+  }
+  ~OutputBuffer() {
+    if (!scratch_.empty())
+      std::memcpy(out_.data, scratch_.data(), scratch_.size() * sizeof(float));
+  }
+  float *data() const { return data_; }
+
+private:
+  const TensorView &out_;
+  std::vector<float> scratch_;
+  float *data_;
+};
+
+/// Whether `out` overlaps `in` other than by being exactly the same tensor
+/// (which elementwise and row-wise kernels handle in place).
+bool partlyOverlaps(const TensorView &out, const TensorView &in) {
+  return out.overlaps(in) && !(out.data == in.data && out.shape == in.shape);
+}
+
+int blasSize(int64_t value, const char *what) {
+  if (value > INT_MAX)
+    throw std::invalid_argument(std::string("matrix ") + what + " " +
+                                std::to_string(value) +
+                                " exceeds what BLAS can index");
+  return static_cast<int>(value);
+}
+
+/// One row-major sgemm: c[m, n] = a[m, k] * b[k, n] with optional transposes
+/// of the stored a ([k, m]) and b ([n, k]).
+void gemm(bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
+          const float *a, const float *b, float *c) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    std::memset(c, 0, static_cast<size_t>(m * n) * sizeof(float));
+    return;
+  }
+  int mi = blasSize(m, "rows"), ni = blasSize(n, "columns"),
+      ki = blasSize(k, "inner size");
+  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+              transposeB ? CblasTrans : CblasNoTrans, mi, ni, ki, 1.0f, a,
+              transposeA ? mi : ki, b, transposeB ? ki : ni, 0.0f, c, ni);
+}
+} // namespace
+
+void matmulF32(const TensorView &a, const TensorView &b, bool transposeA,
+               bool transposeB, const TensorView &out) {
+  size_t rankA = a.shape.size(), rankB = b.shape.size();
+  int64_t m = transposeA ? a.shape[rankA - 1] : a.shape[rankA - 2];
+  int64_t k = transposeA ? a.shape[rankA - 2] : a.shape[rankA - 1];
+  int64_t n = transposeB ? b.shape[rankB - 2] : b.shape[rankB - 1];
+  Shape batchA(a.shape.begin(), a.shape.end() - 2);
+  Shape batchB(b.shape.begin(), b.shape.end() - 2);
+  Shape batch(out.shape.begin(), out.shape.end() - 2);
+  int64_t batches = product(batch, 0, batch.size());
+  OutputBuffer result(out, out.overlaps(a) || out.overlaps(b));
+  const float *dataA = a.as<float>(), *dataB = b.as<float>();
+
+  int64_t batchesA = product(batchA, 0, batchA.size());
+  int64_t batchesB = product(batchB, 0, batchB.size());
+  if (!transposeA && batchesB == 1 && batchesA == batches) {
+    // One weight for every batch: a is one [batches * m, k] matrix.
+    gemm(false, transposeB, batches * m, n, k, dataA, dataB, result.data());
+    return;
+  }
+  std::vector<int64_t> fromA = broadcastPositions(batchA, batch);
+  std::vector<int64_t> fromB = broadcastPositions(batchB, batch);
+  for (int64_t i = 0; i < batches; ++i)
+    gemm(transposeA, transposeB, m, n, k, dataA + fromA[i] * m * k,
+         dataB + fromB[i] * k * n, result.data() + i * m * n);
+}
+
+void groupedMatmulF32(const TensorView &x, const TensorView &w,
+                      bool transposeW, const TensorView &out) {
+  int64_t experts = x.shape[0], rows = x.shape[1], k = x.shape[2];
+  int64_t n = transposeW ? w.shape[1] : w.shape[2];
+  OutputBuffer result(out, out.overlaps(x) || out.overlaps(w));
+  for (int64_t e = 0; e < experts; ++e)
+    gemm(false, transposeW, rows, n, k, x.as<float>() + e * rows * k,
+         w.as<float>() + e * k * n, result.data() + e * rows * n);
+}
+
+namespace {
+template <typename Op>
+void arithmetic(Op op, const TensorView &a, const TensorView &b,
+                float *out, const Shape &outShape) {
+  const float *x = a.as<float>(), *y = b.as<float>();
+  int64_t count = product(outShape, 0, outShape.size());
+  if (a.shape == outShape && b.shape == outShape) {
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = op(x[i], y[i]);
+    return;
+  }
+  if (a.shape == outShape && b.numElements() == 1) {
+    float scalar = y[0];
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = op(x[i], scalar);
+    return;
+  }
+  if (count == 0)
+    return;
+  // Rows along the last dimension; each operand either walks the row or
+  // repeats one element of it.
+  int64_t row = outShape.empty() ? 1 : outShape.back();
+  Shape outer(outShape.begin(), outShape.end() - (outShape.empty() ? 0 : 1));
+  auto rowStarts = [&](const Shape &shape, int64_t &step) {
+    Shape source = shape;
+    step = (!source.empty() && source.back() != 1) ? 1 : 0;
+    if (!source.empty())
+      source.back() = 1;
+    // Positions of each row's first element, through broadcasting of the
+    // remaining dimensions.
+    Shape target = outShape;
+    if (!target.empty())
+      target.back() = 1;
+    std::vector<int64_t> positions = broadcastPositions(source, target);
+    if (!shape.empty() && shape.back() != 1)
+      for (int64_t &p : positions)
+        p *= shape.back();
+    return positions;
+  };
+  int64_t stepA, stepB;
+  std::vector<int64_t> startA = rowStarts(a.shape, stepA);
+  std::vector<int64_t> startB = rowStarts(b.shape, stepB);
+  for (size_t r = 0; r < startA.size(); ++r) {
+    const float *rowA = x + startA[r], *rowB = y + startB[r];
+    float *rowOut = out + static_cast<int64_t>(r) * row;
+    for (int64_t j = 0; j < row; ++j)
+      rowOut[j] = op(rowA[j * stepA], rowB[j * stepB]);
+  }
+}
+} // namespace
+
+void arithmeticF32(ArithKind kind, const TensorView &a, const TensorView &b,
+                   const TensorView &out) {
+  OutputBuffer result(out, partlyOverlaps(out, a) || partlyOverlaps(out, b));
+  switch (kind) {
+  case ArithKind::Add:
+    arithmetic([](float x, float y) { return x + y; }, a, b, result.data(),
+               out.shape);
+    return;
+  case ArithKind::Sub:
+    arithmetic([](float x, float y) { return x - y; }, a, b, result.data(),
+               out.shape);
+    return;
+  case ArithKind::Mul:
+    arithmetic([](float x, float y) { return x * y; }, a, b, result.data(),
+               out.shape);
+    return;
+  case ArithKind::Div:
+    arithmetic([](float x, float y) { return x / y; }, a, b, result.data(),
+               out.shape);
+    return;
+  }
+}
+
+void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out) {
+  OutputBuffer result(out, partlyOverlaps(out, x));
+  int64_t size = x.shape[dim];
+  int64_t outer = product(x.shape, 0, dim);
+  int64_t inner = product(x.shape, dim + 1, x.shape.size());
+  const float *in = x.as<float>();
+  float *dst = result.data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * size * inner + i;
+      float maximum = -INFINITY;
+      for (int64_t j = 0; j < size; ++j)
+        maximum = std::fmax(maximum, in[base + j * inner]);
+      // A row of -inf gives NaN, as the reference does (exp(-inf - -inf)).
+      if (maximum == -INFINITY)
+        maximum = NAN;
+      double sum = 0;
+      for (int64_t j = 0; j < size; ++j) {
+        float e = std::exp(in[base + j * inner] - maximum);
+        dst[base + j * inner] = e;
+        sum += e;
+      }
+      double inverse = 1.0 / sum;
+      for (int64_t j = 0; j < size; ++j)
+        dst[base + j * inner] =
+            static_cast<float>(dst[base + j * inner] * inverse);
+    }
+}
+
+void layerNormF32(const TensorView &x, const TensorView &gamma,
+                  const TensorView *beta, int64_t axis, double epsilon,
+                  const TensorView &out) {
+  bool scratch = partlyOverlaps(out, x) || out.overlaps(gamma) ||
+                 (beta && out.overlaps(*beta));
+  OutputBuffer result(out, scratch);
+  int64_t size = product(x.shape, axis, x.shape.size());
+  int64_t rows = product(x.shape, 0, axis);
+  const float *g = gamma.as<float>();
+  const float *bias = beta ? beta->as<float>() : nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *in = x.as<float>() + r * size;
+    float *dst = result.data() + r * size;
+    double mean = 0;
+    for (int64_t j = 0; j < size; ++j)
+      mean += in[j];
+    mean /= static_cast<double>(size);
+    double variance = 0;
+    for (int64_t j = 0; j < size; ++j)
+      variance += (in[j] - mean) * (in[j] - mean);
+    variance /= static_cast<double>(size);
+    double inverse = 1.0 / std::sqrt(variance + epsilon);
+    for (int64_t j = 0; j < size; ++j)
+      dst[j] = static_cast<float>((in[j] - mean) * inverse * g[j] +
+                                  (bias ? bias[j] : 0.0));
+  }
+}
+
+void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
+                double epsilon, const TensorView &out) {
+  OutputBuffer result(out, partlyOverlaps(out, x) || out.overlaps(gamma));
+  int64_t size = product(x.shape, axis, x.shape.size());
+  int64_t rows = product(x.shape, 0, axis);
+  const float *g = gamma.as<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *in = x.as<float>() + r * size;
+    float *dst = result.data() + r * size;
+    double meanSquare = 0;
+    for (int64_t j = 0; j < size; ++j)
+      meanSquare += static_cast<double>(in[j]) * in[j];
+    meanSquare /= static_cast<double>(size);
+    double inverse = 1.0 / std::sqrt(meanSquare + epsilon);
+    for (int64_t j = 0; j < size; ++j)
+      dst[j] = static_cast<float>(in[j] * inverse * g[j]);
+  }
+}
+
+} // namespace braid::rt::cpu

@@ -1,0 +1,51 @@
+//===- FloatKernels.h - direct f32 kernels on arena memory ------*- C++ -*-===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernels that dominate small transformer runs, written directly on
+// float* instead of through the reference adapter: matrix products through
+// OpenBLAS sgemm, elementwise arithmetic with broadcasting, softmax and the
+// normalizations (accumulating in double). Shapes are checked when the plan
+// is loaded (CpuKernels.cpp); these functions assume they are consistent.
+// Outputs may alias inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_RUNTIME_KERNELS_FLOATKERNELS_H
+#define BRAID_RUNTIME_KERNELS_FLOATKERNELS_H
+
+#include "runtime/exec/KernelRegistry.h"
+
+namespace braid::rt::cpu {
+
+/// out[batch..., M, N] = a[batch..., M, K] * b[batch..., K, N], batch
+/// dimensions broadcast, either operand optionally transposed.
+void matmulF32(const TensorView &a, const TensorView &b, bool transposeA,
+               bool transposeB, const TensorView &out);
+
+/// out[E, C, N] = x[E, C, K] * w[E, K, N] (w[E, N, K] when transposed).
+void groupedMatmulF32(const TensorView &x, const TensorView &w,
+                      bool transposeW, const TensorView &out);
+
+enum class ArithKind { Add, Sub, Mul, Div };
+/// Elementwise arithmetic with numpy broadcasting.
+void arithmeticF32(ArithKind kind, const TensorView &a, const TensorView &b,
+                   const TensorView &out);
+
+/// Softmax along `dim`.
+void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out);
+
+/// Layer normalization over dimensions [axis, rank); `beta` may be null.
+void layerNormF32(const TensorView &x, const TensorView &gamma,
+                  const TensorView *beta, int64_t axis, double epsilon,
+                  const TensorView &out);
+
+/// RMS normalization over dimensions [axis, rank).
+void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
+                double epsilon, const TensorView &out);
+
+} // namespace braid::rt::cpu
+
+#endif // BRAID_RUNTIME_KERNELS_FLOATKERNELS_H

@@ -1,0 +1,594 @@
+//===- PlanLoader.cpp - reading and validating .bplan files ---------------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/plan/PlanLoader.h"
+
+#include "runtime/exec/KernelRegistry.h"
+#include "runtime/kernels/CpuKernels.h"
+#include "runtime/weights/Safetensors.h"
+#include "runtime/weights/WeightSharding.h"
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace braid::rt {
+
+namespace {
+
+[[noreturn]] void fail(const std::string &field, const std::string &problem) {
+  throw PlanError(field + ": " + problem);
+}
+
+std::string quoted(const std::string &text) { return "'" + text + "'"; }
+
+std::optional<DType> toDType(int value) {
+  switch (value) {
+  case plan::F32:
+    return DType::F32;
+  case plan::F16:
+    return DType::F16;
+  case plan::BF16:
+    return DType::BF16;
+  case plan::I64:
+    return DType::I64;
+  case plan::I32:
+    return DType::I32;
+  case plan::I1:
+    return DType::I1;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::string describe(const BufferInfo &buffer) {
+  return "buffer " + std::to_string(buffer.id) + " (" +
+         std::string(toString(buffer.dtype)) + " " +
+         shapeToString(buffer.shape) + ")";
+}
+
+/// Checks one plan; holds what later checks need.
+class Validator {
+public:
+  Validator(LoadedPlan &result, const LoadOptions &options)
+      : result_(result), plan_(result.proto), options_(options) {}
+
+  void run() {
+    if (!options_.kernels)
+      throw PlanError("no kernel registry given to the plan loader");
+    if (plan_.format_version() != kFormatVersion)
+      fail("format_version", std::to_string(plan_.format_version()) +
+                                 " is not the supported version " +
+                                 std::to_string(kFormatVersion));
+    checkMesh();
+    checkBuffers();
+    checkConstants();
+    checkWeights();
+    checkBindings();
+    checkFilledOverlaps();
+    if (plan_.num_events() > kMaxEvents)
+      fail("num_events", std::to_string(plan_.num_events()) +
+                             " is more than the supported " +
+                             std::to_string(kMaxEvents));
+    checkStreams();
+    checkEvents();
+  }
+
+private:
+  void checkMesh() {
+    const plan::Mesh &mesh = plan_.mesh();
+    if (mesh.axis_names_size() == 0)
+      fail("mesh", "has no axes (a one-rank plan has an axis of size 1)");
+    if (mesh.axis_names_size() != mesh.axis_sizes_size())
+      fail("mesh", std::to_string(mesh.axis_names_size()) +
+                       " axis names but " +
+                       std::to_string(mesh.axis_sizes_size()) + " sizes");
+    int64_t ranks = 1;
+    std::set<std::string> names;
+    for (int i = 0; i < mesh.axis_names_size(); ++i) {
+      const std::string &name = mesh.axis_names(i);
+      int64_t size = mesh.axis_sizes(i);
+      std::string field = "mesh.axis_names[" + std::to_string(i) + "]";
+      if (name.empty())
+        fail(field, "is empty");
+      if (!names.insert(name).second)
+        fail(field, quoted(name) + " appears twice");
+      if (size <= 0)
+        fail("mesh.axis_sizes[" + std::to_string(i) + "]",
+             std::to_string(size) + " for axis " + quoted(name) +
+                 " is not positive");
+      if (__builtin_mul_overflow(ranks, size, &ranks) || ranks > (1 << 30))
+        fail("mesh.axis_sizes", "more than 2^30 ranks");
+    }
+    result_.mesh.axisNames.assign(mesh.axis_names().begin(),
+                                  mesh.axis_names().end());
+    result_.mesh.axisSizes.assign(mesh.axis_sizes().begin(),
+                                  mesh.axis_sizes().end());
+    if (options_.worldSize != 0 && options_.worldSize != ranks)
+      fail("mesh", "the plan needs " + std::to_string(ranks) +
+                       " ranks but this run has " +
+                       std::to_string(options_.worldSize));
+  }
+
+  void checkBuffers() {
+    size_t count = plan_.buffers_size();
+    result_.buffers.assign(count, BufferInfo());
+    std::vector<bool> seen(count, false);
+    for (size_t i = 0; i < count; ++i) {
+      const plan::Buffer &buffer = plan_.buffers(i);
+      std::string field = "buffers[" + std::to_string(i) + "]";
+      if (buffer.id() >= count)
+        fail(field + ".id", std::to_string(buffer.id()) +
+                                " is not below the buffer count " +
+                                std::to_string(count) +
+                                " (ids must be exactly 0..n-1)");
+      if (seen[buffer.id()])
+        fail(field + ".id", std::to_string(buffer.id()) + " appears twice");
+      seen[buffer.id()] = true;
+      std::optional<DType> dtype = toDType(buffer.dtype());
+      if (!dtype)
+        fail(field + ".dtype",
+             std::to_string(buffer.dtype()) + " is not a known element type");
+      uint64_t bytes = byteSize(*dtype);
+      for (int d = 0; d < buffer.shape_size(); ++d) {
+        int64_t size = buffer.shape(d);
+        if (size < 0)
+          fail(field + ".shape[" + std::to_string(d) + "]",
+               std::to_string(size) + " is negative");
+        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes))
+          fail(field + ".shape", "holds more than 2^64 bytes");
+      }
+      uint64_t arena = plan_.arena_bytes();
+      if (buffer.offset() > arena || bytes > arena - buffer.offset())
+        fail(field + ".offset",
+             std::to_string(buffer.offset()) + " + " + std::to_string(bytes) +
+                 " bytes runs past arena_bytes " + std::to_string(arena));
+      if (buffer.offset() % byteSize(*dtype) != 0)
+        fail(field + ".offset", std::to_string(buffer.offset()) +
+                                    " is not aligned to the " +
+                                    std::to_string(byteSize(*dtype)) +
+                                    "-byte elements");
+      BufferInfo &info = result_.buffers[buffer.id()];
+      info.id = buffer.id();
+      info.offset = buffer.offset();
+      info.bytes = bytes;
+      info.dtype = *dtype;
+      info.shape.assign(buffer.shape().begin(), buffer.shape().end());
+    }
+  }
+
+  const BufferInfo &bufferRef(const std::string &field, uint32_t id) const {
+    if (id >= result_.buffers.size())
+      fail(field, "buffer " + std::to_string(id) + " does not exist (the plan has " +
+                      std::to_string(result_.buffers.size()) + ")");
+    return result_.buffers[id];
+  }
+
+  /// Records that `what` fills buffer `id` before the run; a buffer is filled
+  /// once.
+  void fill(const std::string &field, uint32_t id, const std::string &what) {
+    auto [it, inserted] = filledBy_.emplace(id, what);
+    if (!inserted)
+      fail(field, "buffer " + std::to_string(id) + " is filled by both " +
+                      it->second + " and " + what);
+  }
+
+  /// Filled buffers must not share bytes: filling one would clobber another.
+  void checkFilledOverlaps() const {
+    std::vector<const BufferInfo *> filled;
+    for (const auto &entry : filledBy_)
+      if (result_.buffers[entry.first].bytes > 0)
+        filled.push_back(&result_.buffers[entry.first]);
+    std::sort(filled.begin(), filled.end(),
+              [](auto *a, auto *b) { return a->offset < b->offset; });
+    const BufferInfo *furthest = nullptr;
+    for (const BufferInfo *buffer : filled) {
+      if (furthest && buffer->offset < furthest->offset + furthest->bytes)
+        fail("buffers", filledBy_.at(buffer->id) + " (buffer " +
+                            std::to_string(buffer->id) + ") overlaps " +
+                            filledBy_.at(furthest->id) + " (buffer " +
+                            std::to_string(furthest->id) + ") in the arena");
+      if (!furthest ||
+          buffer->offset + buffer->bytes > furthest->offset + furthest->bytes)
+        furthest = buffer;
+    }
+  }
+
+  void checkConstants() {
+    for (int i = 0; i < plan_.constants_size(); ++i) {
+      const plan::Constant &constant = plan_.constants(i);
+      std::string field = "constants[" + std::to_string(i) + "]";
+      const BufferInfo &buffer = bufferRef(field + ".buffer", constant.buffer());
+      if (constant.data().size() != buffer.bytes)
+        fail(field + ".data", std::to_string(constant.data().size()) +
+                                  " bytes, but " + describe(buffer) +
+                                  " needs " + std::to_string(buffer.bytes));
+      if (buffer.dtype == DType::I1)
+        for (size_t k = 0; k < constant.data().size(); ++k)
+          if (static_cast<uint8_t>(constant.data()[k]) > 1)
+            fail(field + ".data", "i1 element " + std::to_string(k) + " is " +
+                                      std::to_string(static_cast<uint8_t>(
+                                          constant.data()[k])) +
+                                      ", not 0 or 1");
+      fill(field + ".buffer", constant.buffer(), "constant " + std::to_string(i));
+    }
+  }
+
+  void checkWeights() {
+    if (plan_.weights_size() > 0 && !options_.weights)
+      fail("weights", "the plan has " + std::to_string(plan_.weights_size()) +
+                          " weights (the first is " +
+                          quoted(plan_.weights(0).name()) +
+                          ") but no weights file was given");
+    for (int i = 0; i < plan_.weights_size(); ++i) {
+      const plan::Weight &weight = plan_.weights(i);
+      std::string field = "weights[" + std::to_string(i) + "]";
+      const std::string &name = weight.name();
+      const BufferInfo &buffer = bufferRef(field + ".buffer", weight.buffer());
+      const SafetensorsTensor *tensor = options_.weights->find(name);
+      if (!tensor)
+        fail(field + ".name", quoted(name) + " is not in the weights file " +
+                                  quoted(options_.weights->path()));
+      if (!tensor->dtype)
+        fail(field + ".name", quoted(name) + " has dtype " +
+                                  tensor->dtypeName +
+                                  " in the weights file, which Braid buffers "
+                                  "cannot hold");
+      if (*tensor->dtype != buffer.dtype)
+        fail(field + ".buffer",
+             quoted(name) + " is " + std::string(toString(*tensor->dtype)) +
+                 " in the weights file but " + describe(buffer) + " is " +
+                 std::string(toString(buffer.dtype)));
+      std::vector<int64_t> fullShape(weight.full_shape().begin(),
+                                     weight.full_shape().end());
+      if (fullShape != tensor->shape)
+        fail(field + ".full_shape",
+             shapeToString(fullShape) + " differs from the shape " +
+                 shapeToString(tensor->shape) + " of " + quoted(name) +
+                 " in the weights file");
+      DimAxes dimAxes;
+      for (const plan::DimSharding &dim : weight.sharding())
+        dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
+      std::vector<int64_t> shard;
+      try {
+        shard = shardShape(fullShape, dimAxes, result_.mesh);
+      } catch (const std::invalid_argument &error) {
+        fail(field + ".sharding", quoted(name) + ": " + error.what());
+      }
+      if (shard != buffer.shape)
+        fail(field + ".buffer", "the shard of " + quoted(name) + " is " +
+                                    shapeToString(shard) + " but " +
+                                    describe(buffer) + " has another shape");
+      fill(field + ".buffer", weight.buffer(), "weight " + quoted(name));
+    }
+  }
+
+  void checkBindings() {
+    const char *lists[] = {"inputs", "outputs"};
+    for (int list = 0; list < 2; ++list) {
+      const auto &bindings = list == 0 ? plan_.inputs() : plan_.outputs();
+      std::set<std::string> names;
+      for (int i = 0; i < bindings.size(); ++i) {
+        const plan::Binding &binding = bindings[i];
+        std::string field =
+            std::string(lists[list]) + "[" + std::to_string(i) + "]";
+        if (binding.name().empty())
+          fail(field + ".name", "is empty");
+        if (!names.insert(binding.name()).second)
+          fail(field + ".name", quoted(binding.name()) + " appears twice");
+        bufferRef(field + ".buffer", binding.buffer());
+        if (list == 0)
+          fill(field + ".buffer", binding.buffer(),
+               "input " + quoted(binding.name()));
+      }
+    }
+  }
+
+  /// "streams[1] ('comm').instructions[4] (all_reduce at loc(...))"
+  std::string position(int s, int i) const {
+    const plan::Stream &stream = plan_.streams(s);
+    const plan::Instruction &instruction = stream.instructions(i);
+    std::string what;
+    switch (instruction.kind_case()) {
+    case plan::Instruction::kKernel:
+      what = instruction.kernel().op();
+      break;
+    case plan::Instruction::kCollective:
+      what = instruction.collective().kind();
+      break;
+    case plan::Instruction::kRecordEvent:
+      what = "record_event";
+      break;
+    case plan::Instruction::kWaitEvent:
+      what = "wait_event";
+      break;
+    case plan::Instruction::KIND_NOT_SET:
+      what = "no kind";
+      break;
+    }
+    if (!instruction.location().empty())
+      what += " at " + instruction.location();
+    return "streams[" + std::to_string(s) + "] (" + quoted(stream.name()) +
+           ").instructions[" + std::to_string(i) + "] (" + what + ")";
+  }
+
+  void checkStreams() {
+    std::set<std::string> names;
+    result_.kernels.resize(plan_.streams_size());
+    for (int s = 0; s < plan_.streams_size(); ++s) {
+      const plan::Stream &stream = plan_.streams(s);
+      std::string field = "streams[" + std::to_string(s) + "]";
+      if (stream.name().empty())
+        fail(field + ".name", "is empty");
+      if (!names.insert(stream.name()).second)
+        fail(field + ".name", quoted(stream.name()) + " appears twice");
+      result_.kernels[s].assign(stream.instructions_size(), nullptr);
+      for (int i = 0; i < stream.instructions_size(); ++i) {
+        const plan::Instruction &instruction = stream.instructions(i);
+        std::string where = position(s, i);
+        switch (instruction.kind_case()) {
+        case plan::Instruction::kKernel:
+          result_.kernels[s][i] = checkKernel(where, instruction.kernel());
+          break;
+        case plan::Instruction::kCollective:
+          checkCollective(where, instruction.collective());
+          break;
+        case plan::Instruction::kRecordEvent:
+          checkEvent(where, instruction.record_event());
+          ++records_[instruction.record_event()];
+          break;
+        case plan::Instruction::kWaitEvent:
+          checkEvent(where, instruction.wait_event());
+          break;
+        case plan::Instruction::KIND_NOT_SET:
+          fail(where, "the instruction has no kind (kernel, collective, "
+                      "record_event or wait_event)");
+        }
+      }
+    }
+  }
+
+  const KernelInfo *checkKernel(const std::string &where,
+                                const plan::Kernel &kernel) {
+    const KernelInfo *info = options_.kernels->lookup(kernel.op());
+    if (!info)
+      fail(where, "unknown kernel op " + quoted(kernel.op()));
+    KernelArgs args;
+    args.kernel = &kernel;
+    for (int k = 0; k < 2; ++k) {
+      const auto &ids = k == 0 ? kernel.inputs() : kernel.outputs();
+      auto &views = k == 0 ? args.inputs : args.outputs;
+      for (int j = 0; j < ids.size(); ++j) {
+        const BufferInfo &buffer =
+            bufferRef(where + (k == 0 ? ".inputs[" : ".outputs[") +
+                          std::to_string(j) + "]",
+                      ids[j]);
+        TensorView view;
+        view.dtype = buffer.dtype;
+        view.shape = buffer.shape;
+        views.push_back(std::move(view));
+      }
+    }
+    for (int j = 0; j < kernel.indices_size(); ++j)
+      checkIndex(where + ".indices[" + std::to_string(j) + "]",
+                 kernel.indices(j));
+    args.numIndices = kernel.indices_size();
+    try {
+      options_.kernels->verify(*info, args);
+    } catch (const PlanError &error) {
+      fail(where, error.what());
+    }
+    return info;
+  }
+
+  int64_t axisSize(const std::string &field, const std::string &axis) const {
+    for (size_t a = 0; a < result_.mesh.axisNames.size(); ++a)
+      if (result_.mesh.axisNames[a] == axis)
+        return result_.mesh.axisSizes[a];
+    fail(field, "axis " + quoted(axis) + " is not in the mesh");
+  }
+
+  void checkIndex(const std::string &field, const plan::IndexExpr &index) {
+    if (index.rank_axes_size() != index.rank_coefficients_size())
+      fail(field, std::to_string(index.rank_axes_size()) + " rank_axes but " +
+                      std::to_string(index.rank_coefficients_size()) +
+                      " rank_coefficients");
+    // The value must fit in int64 for every rank.
+    __int128 bound = index.constant() < 0 ? -(__int128)index.constant()
+                                          : (__int128)index.constant();
+    for (int a = 0; a < index.rank_axes_size(); ++a) {
+      int64_t size = axisSize(field + ".rank_axes[" + std::to_string(a) + "]",
+                              index.rank_axes(a));
+      __int128 coefficient = index.rank_coefficients(a);
+      bound += (coefficient < 0 ? -coefficient : coefficient) * (size - 1);
+      if (bound > INT64_MAX)
+        fail(field, "overflows a 64-bit integer");
+    }
+  }
+
+  void checkCollective(const std::string &where,
+                       const plan::Collective &collective) {
+    static const std::set<std::string> kinds = {
+        "all_reduce", "all_gather",         "reduce_scatter",
+        "all_to_all", "collective_permute", "broadcast"};
+    const std::string &kind = collective.kind();
+    if (!kinds.count(kind))
+      fail(where, "unknown collective kind " + quoted(kind));
+    int64_t group = 1;
+    std::set<std::string> axes;
+    for (int a = 0; a < collective.axes_size(); ++a) {
+      std::string field = where + ".axes[" + std::to_string(a) + "]";
+      group *= axisSize(field, collective.axes(a));
+      if (!axes.insert(collective.axes(a)).second)
+        fail(field, "axis " + quoted(collective.axes(a)) + " appears twice");
+    }
+    const BufferInfo &in = bufferRef(where + ".input", collective.input());
+    const BufferInfo &out = bufferRef(where + ".output", collective.output());
+    if (in.dtype != out.dtype)
+      fail(where, "input " + describe(in) + " and output " + describe(out) +
+                      " have different element types");
+    if (kind == "all_reduce" || kind == "reduce_scatter") {
+      static const std::set<std::string> reductions = {"sum", "max", "min",
+                                                       "avg"};
+      if (!reductions.count(collective.reduction()))
+        fail(where + ".reduction", quoted(collective.reduction()) +
+                                       " is not one of sum, max, min, avg");
+    }
+    int64_t rank = static_cast<int64_t>(in.shape.size());
+    auto dimField = [&](const char *name, int64_t dim) {
+      if (dim < 0 || dim >= rank)
+        fail(where + "." + name, std::to_string(dim) +
+                                     " is out of range for the input " +
+                                     describe(in));
+    };
+    std::vector<int64_t> expected = in.shape;
+    auto divide = [&](const char *name, int64_t dim) {
+      if (expected[dim] % group != 0)
+        fail(where + "." + name,
+             "dimension " + std::to_string(dim) + " of the input " +
+                 describe(in) + " does not split into " +
+                 std::to_string(group) + " equal parts");
+      expected[dim] /= group;
+    };
+    if (kind == "all_gather") {
+      dimField("dim", collective.dim());
+      expected[collective.dim()] *= group;
+    } else if (kind == "reduce_scatter") {
+      dimField("dim", collective.dim());
+      divide("dim", collective.dim());
+    } else if (kind == "all_to_all") {
+      dimField("split_dim", collective.split_dim());
+      dimField("concat_dim", collective.concat_dim());
+      divide("split_dim", collective.split_dim());
+      expected[collective.concat_dim()] *= group;
+    } else if (kind == "broadcast") {
+      if (collective.root() < 0 || collective.root() >= group)
+        fail(where + ".root", std::to_string(collective.root()) +
+                                  " is outside a group of " +
+                                  std::to_string(group));
+    }
+    if (out.shape != expected)
+      fail(where + ".output", describe(out) + " should have shape " +
+                                  shapeToString(expected) + " for " + kind +
+                                  " of " + describe(in) + " over a group of " +
+                                  std::to_string(group));
+  }
+
+  void checkEvent(const std::string &where, uint32_t event) {
+    if (event >= plan_.num_events())
+      fail(where, "event " + std::to_string(event) +
+                      " is not below num_events " +
+                      std::to_string(plan_.num_events()));
+  }
+
+  void checkEvents() {
+    for (const auto &[event, count] : records_)
+      if (count > 1)
+        fail("streams", "event " + std::to_string(event) + " is recorded " +
+                            std::to_string(count) +
+                            " times; an event is recorded once per run");
+    // Run the streams abstractly: a wait passes once its event is recorded.
+    // Waits that never pass are a deadlock (or an event nobody records).
+    int streams = plan_.streams_size();
+    std::vector<int> next(streams, 0);
+    std::vector<bool> recorded(plan_.num_events(), false);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int s = 0; s < streams; ++s) {
+        const plan::Stream &stream = plan_.streams(s);
+        while (next[s] < stream.instructions_size()) {
+          const plan::Instruction &instruction =
+              stream.instructions(next[s]);
+          if (instruction.has_wait_event() &&
+              !recorded[instruction.wait_event()])
+            break;
+          if (instruction.has_record_event())
+            recorded[instruction.record_event()] = true;
+          ++next[s];
+          progress = true;
+        }
+      }
+    }
+    for (int s = 0; s < streams; ++s)
+      if (next[s] < plan_.streams(s).instructions_size()) {
+        uint32_t event = plan_.streams(s).instructions(next[s]).wait_event();
+        fail(position(s, next[s]),
+             records_.count(event)
+                 ? "waits on event " + std::to_string(event) +
+                       ", which can only be recorded after this wait "
+                       "(the streams deadlock)"
+                 : "waits on event " + std::to_string(event) +
+                       ", which no instruction records");
+      }
+  }
+
+  LoadedPlan &result_;
+  const plan::Plan &plan_;
+  const LoadOptions &options_;
+  std::map<uint32_t, std::string> filledBy_;
+  std::map<uint32_t, int> records_;
+};
+
+} // namespace
+
+LoadedPlan validatePlan(plan::Plan proto, const LoadOptions &options) {
+  LoadedPlan result;
+  result.proto = std::move(proto);
+  Validator(result, options).run();
+  return result;
+}
+
+LoadedPlan parsePlan(const void *data, size_t size,
+                     const LoadOptions &options) {
+  if (size > static_cast<size_t>(INT_MAX))
+    throw PlanError("the plan is " + std::to_string(size) +
+                    " bytes; protobuf reads at most 2 GiB (keep weights in "
+                    "the weights file)");
+  plan::Plan proto;
+  if (!proto.ParseFromArray(data, static_cast<int>(size)))
+    throw PlanError("the plan is not a valid binary Plan message (" +
+                    std::to_string(size) + " bytes; truncated or not a .bplan)");
+  return validatePlan(std::move(proto), options);
+}
+
+LoadedPlan loadPlanFile(const std::string &path, const LoadOptions &options) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw PlanError("cannot open plan file '" + path + "'");
+  std::string bytes((std::istreambuf_iterator<char>(file)),
+                    std::istreambuf_iterator<char>());
+  if (file.bad())
+    throw PlanError("cannot read plan file '" + path + "'");
+  try {
+    return parsePlan(bytes.data(), bytes.size(), options);
+  } catch (const PlanError &error) {
+    throw PlanError("plan file '" + path + "': " + error.what());
+  }
+}
+
+int fuzzLoadPlan(const uint8_t *data, size_t size) {
+  // A small weights file so that weight checks run too.
+  static const SafetensorsFile weights = [] {
+    std::vector<SafetensorsEntry> entries(2);
+    entries[0] = {"w", DType::F32, {4, 4}, std::vector<uint8_t>(64, 0)};
+    entries[1] = {"b", DType::F32, {4}, std::vector<uint8_t>(16, 0)};
+    return SafetensorsFile::fromBytes(encodeSafetensors(entries), "fuzz");
+  }();
+  LoadOptions options;
+  options.kernels = &cpuKernels();
+  options.weights = &weights;
+  try {
+    (void)parsePlan(data, size, options);
+  } catch (const PlanError &) {
+  }
+  return 0;
+}
+
+} // namespace braid::rt

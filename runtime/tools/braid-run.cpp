@@ -1,0 +1,420 @@
+//===- braid-run.cpp - runs a Braid plan on CPUs --------------------------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   braid-run plan.bplan [--weights W.safetensors] [--inputs DIR]
+//             [--input NAME=FILE]... [--outputs DIR] [--expected DIR]
+//             [--rtol R] [--atol A] [--trace out.json] [--repeat N]
+//             [--timeout-s S]
+//
+// One process per rank: alone it runs one-rank plans; under mpirun (in a
+// build with MPI) every process runs its rank. Exit status: 0 success, 1 an
+// output differs from --expected, 2 any error (usage, plan, weights, inputs,
+// run), reported as one message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/LocalCommunicator.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/kernels/CpuKernels.h"
+#include "runtime/kernels/ElementIO.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/tools/TensorFiles.h"
+#include "runtime/weights/Safetensors.h"
+
+#ifdef BRAID_RUNTIME_HAS_MPI
+#include "runtime/comm/MpiCommunicator.h"
+#endif
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sys/stat.h>
+
+using namespace braid::rt;
+
+namespace {
+
+const char *kUsage = R"(usage: braid-run PLAN.bplan [options]
+
+Runs a Braid plan on CPUs (one process per rank; use mpirun for more ranks).
+
+options:
+  --weights FILE      weights (.safetensors); default: PLAN with the
+                      extension .safetensors, when the plan has weights
+  --inputs DIR        input_N.pb (ONNX TensorProto) for the plan's N-th input
+  --input NAME=FILE   one input from a .npy or .pb file (overrides --inputs)
+  --outputs DIR       write output_N.pb for the plan's N-th output (rank 0)
+  --expected DIR      compare outputs with DIR/output_N.pb; prints the
+                      largest errors and PASS or FAIL (exit status 1)
+  --rtol R            relative tolerance for --expected (default 1e-4)
+  --atol A            absolute tolerance for --expected (default 1e-6);
+                      passes when |out - ref| <= atol + rtol * |ref|
+  --trace FILE        Chrome trace JSON of the last run (FILE.rankN.json
+                      per rank when there are several)
+  --repeat N          run N times (default 1); the summary shows each total
+  --timeout-s S       longest wait for an event or a collective (default 300)
+  --help              this text
+exit status: 0 success, 1 outputs differ from --expected, 2 error
+)";
+
+/// A usage or input error: one message, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string plan;
+  std::string weights;
+  std::string inputsDir;
+  std::map<std::string, std::string> inputFiles;
+  std::string outputsDir;
+  std::string expectedDir;
+  double rtol = 1e-4;
+  double atol = 1e-6;
+  std::string trace;
+  int repeat = 1;
+  double timeoutSeconds = 300;
+};
+
+double parseNumber(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
+    throw UsageError(flag + " needs a non-negative number, got '" + text + "'");
+  return value;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    // "--flag=value" and "--flag value" both work.
+    std::optional<std::string> inlineValue;
+    size_t equals = flag.find('=');
+    if (flag.rfind("--", 0) == 0 && equals != std::string::npos) {
+      inlineValue = flag.substr(equals + 1);
+      flag = flag.substr(0, equals);
+    }
+    auto value = [&]() -> std::string {
+      if (inlineValue)
+        return *inlineValue;
+      if (i + 1 >= argc)
+        throw UsageError(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    }
+    if (flag == "--weights")
+      options.weights = value();
+    else if (flag == "--inputs")
+      options.inputsDir = value();
+    else if (flag == "--input") {
+      std::string spec = value();
+      size_t equals = spec.find('=');
+      if (equals == std::string::npos || equals == 0)
+        throw UsageError("--input needs NAME=FILE, got '" + spec + "'");
+      options.inputFiles[spec.substr(0, equals)] = spec.substr(equals + 1);
+    } else if (flag == "--outputs")
+      options.outputsDir = value();
+    else if (flag == "--expected")
+      options.expectedDir = value();
+    else if (flag == "--rtol")
+      options.rtol = parseNumber("--rtol", value());
+    else if (flag == "--atol")
+      options.atol = parseNumber("--atol", value());
+    else if (flag == "--trace")
+      options.trace = value();
+    else if (flag == "--repeat") {
+      double repeat = parseNumber("--repeat", value());
+      if (repeat < 1 || repeat > 1e6 || repeat != std::floor(repeat))
+        throw UsageError("--repeat needs a whole number from 1");
+      options.repeat = static_cast<int>(repeat);
+    } else if (flag == "--timeout-s") {
+      options.timeoutSeconds = parseNumber("--timeout-s", value());
+      if (options.timeoutSeconds <= 0 || options.timeoutSeconds > 1e7)
+        throw UsageError("--timeout-s needs a positive number of seconds");
+    } else if (flag.rfind("-", 0) == 0)
+      throw UsageError("unknown option '" + flag + "' (see --help)");
+    else if (options.plan.empty())
+      options.plan = flag;
+    else
+      throw UsageError("more than one plan given: '" + options.plan +
+                       "' and '" + flag + "'");
+  }
+  if (options.plan.empty())
+    throw UsageError("no plan given (see --help)");
+  return options;
+}
+
+bool fileExists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+/// The number of processes the launcher started, from its environment
+/// (1 without a launcher).
+int64_t launchedRanks() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
+    if (const char *value = std::getenv(name)) {
+      long long size = std::atoll(value);
+      if (size > 0)
+        return size;
+    }
+  }
+  return 1;
+}
+
+std::unique_ptr<Communicator> makeCommunicator(const MeshShape &mesh,
+                                               int64_t ranks, int *argc,
+                                               char ***argv) {
+#ifdef BRAID_RUNTIME_HAS_MPI
+  if (ranks > 1 || mesh.numRanks() > 1)
+    return makeMpiCommunicator(mesh, argc, argv);
+#else
+  (void)argc;
+  (void)argv;
+  if (ranks > 1)
+    throw UsageError("this braid-run was built without MPI, so it cannot run "
+                     "under a launcher with " +
+                     std::to_string(ranks) +
+                     " processes (configure with -DBRAID_RUNTIME_WITH_MPI=ON)");
+#endif
+  return std::make_unique<LocalCommunicator>(mesh);
+}
+
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(toString(dtype)) + " " + shapeToString(shape);
+}
+
+/// Reads every input binding's data, by name.
+std::vector<HostTensor> readInputs(const Options &options,
+                                   const LoadedPlan &plan) {
+  std::vector<HostTensor> inputs;
+  for (const auto &[name, file] : options.inputFiles) {
+    bool known = false;
+    for (const auto &binding : plan.proto.inputs())
+      known |= binding.name() == name;
+    if (!known)
+      throw UsageError("--input " + name + ": the plan has no input '" + name +
+                       "'");
+  }
+  for (int i = 0; i < plan.proto.inputs_size(); ++i) {
+    const auto &binding = plan.proto.inputs(i);
+    const BufferInfo &buffer = plan.buffers[binding.buffer()];
+    std::string path;
+    auto it = options.inputFiles.find(binding.name());
+    if (it != options.inputFiles.end())
+      path = it->second;
+    else if (!options.inputsDir.empty())
+      path = options.inputsDir + "/input_" + std::to_string(i) + ".pb";
+    else
+      throw UsageError("input " + std::to_string(i) + " '" + binding.name() +
+                       "' (" + describe(buffer.dtype, buffer.shape) +
+                       ") has no data: give --inputs DIR or --input " +
+                       binding.name() + "=FILE");
+    HostTensor tensor = readTensorFile(path);
+    if (tensor.dtype != buffer.dtype || tensor.shape != buffer.shape)
+      throw UsageError("input " + std::to_string(i) + " '" + binding.name() +
+                       "' must be " + describe(buffer.dtype, buffer.shape) +
+                       ", but '" + path + "' holds " +
+                       describe(tensor.dtype, tensor.shape));
+    tensor.name = binding.name();
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+HostTensor readOutput(const Executor &executor, const std::string &name) {
+  TensorView view = executor.output(name);
+  HostTensor tensor;
+  tensor.name = name;
+  tensor.dtype = view.dtype;
+  tensor.shape = view.shape;
+  auto *bytes = static_cast<const uint8_t *>(view.data);
+  tensor.data.assign(bytes, bytes + view.numBytes());
+  return tensor;
+}
+
+/// Compares outputs with DIR/output_N.pb; prints one line per output and
+/// returns whether all pass.
+bool compareOutputs(const Options &options,
+                    const std::vector<HostTensor> &outputs,
+                    const std::string &prefix) {
+  bool allPass = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor &out = outputs[i];
+    std::string path =
+        options.expectedDir + "/output_" + std::to_string(i) + ".pb";
+    HostTensor expected = readTensorProto(path);
+    std::string head = prefix + "output " + std::to_string(i) + " '" +
+                       out.name + "' " + describe(out.dtype, out.shape);
+    if (expected.shape != out.shape) {
+      std::cout << head << ": FAIL, expected shape "
+                << shapeToString(expected.shape) << " (" << path << ")\n";
+      allPass = false;
+      continue;
+    }
+    auto isFloatType = [](DType dtype) {
+      return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+    };
+    bool isFloat = isFloatType(out.dtype);
+    if (isFloat != isFloatType(expected.dtype)) {
+      std::cout << head << ": FAIL, expected "
+                << describe(expected.dtype, expected.shape) << " (" << path
+                << ")\n";
+      allPass = false;
+      continue;
+    }
+    double maxAbs = 0, maxRel = 0;
+    int64_t mismatches = 0;
+    for (int64_t k = 0; k < out.numElements(); ++k) {
+      double a, b;
+      if (isFloat) {
+        a = loadFloat(out.dtype, out.data.data(), k);
+        b = loadFloat(expected.dtype, expected.data.data(), k);
+      } else {
+        a = static_cast<double>(loadInt(out.dtype, out.data.data(), k));
+        b = static_cast<double>(
+            loadInt(expected.dtype, expected.data.data(), k));
+      }
+      if (std::isnan(a) && std::isnan(b))
+        continue;
+      // Equal infinities match; NaN against a number never does.
+      double abs = a == b ? 0.0 : std::fabs(a - b);
+      if (std::isnan(abs))
+        abs = INFINITY;
+      double rel = abs == 0 ? 0.0 : abs / std::max(std::fabs(b), 1e-30);
+      if (std::isnan(rel))
+        rel = INFINITY;
+      maxAbs = std::max(maxAbs, abs);
+      maxRel = std::max(maxRel, rel);
+      double allowed = isFloat ? options.atol + options.rtol * std::fabs(b) : 0;
+      if (!(abs <= allowed))
+        ++mismatches;
+    }
+    bool pass = mismatches == 0;
+    allPass &= pass;
+    char numbers[160];
+    std::snprintf(numbers, sizeof(numbers),
+                  ": max abs err %.3g, max rel err %.3g", maxAbs, maxRel);
+    std::cout << head << numbers;
+    if (!pass)
+      std::cout << ", " << mismatches << " of " << out.numElements()
+                << " elements outside atol " << options.atol << " + rtol "
+                << options.rtol;
+    std::cout << ": " << (pass ? "PASS" : "FAIL") << "\n";
+  }
+  std::cout << prefix << (allPass ? "PASS" : "FAIL") << "\n";
+  return allPass;
+}
+
+std::string tracePath(const std::string &path, int64_t rank, int64_t ranks) {
+  if (ranks <= 1)
+    return path;
+  std::string suffix = ".rank" + std::to_string(rank);
+  size_t dot = path.rfind('.');
+  size_t slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + suffix;
+  return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+int run(int argc, char **argv) {
+  Options options = parseOptions(argc, argv);
+
+  // The weights file: given, or beside the plan when the plan needs one.
+  std::string weightsPath = options.weights;
+  if (weightsPath.empty()) {
+    std::string stem = options.plan;
+    size_t dot = stem.rfind('.');
+    size_t slash = stem.rfind('/');
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+      stem = stem.substr(0, dot);
+    if (fileExists(stem + ".safetensors"))
+      weightsPath = stem + ".safetensors";
+  }
+  std::optional<SafetensorsFile> weights;
+  if (!weightsPath.empty())
+    weights = SafetensorsFile::open(weightsPath);
+
+  int64_t ranks = launchedRanks();
+  LoadOptions loadOptions;
+  loadOptions.kernels = &cpuKernels();
+  loadOptions.worldSize = ranks;
+  loadOptions.weights = weights ? &*weights : nullptr;
+  LoadedPlan plan = loadPlanFile(options.plan, loadOptions);
+
+  std::unique_ptr<Communicator> comm =
+      makeCommunicator(plan.mesh, ranks, &argc, &argv);
+  auto timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(options.timeoutSeconds * 1000));
+  comm->setTimeout(timeout);
+  int64_t rank = comm->rank();
+  std::string prefix = ranks > 1 ? "[rank " + std::to_string(rank) + "] " : "";
+
+  ExecutorOptions executorOptions;
+  executorOptions.eventTimeout = timeout;
+  Executor executor(plan, *comm, weights ? &*weights : nullptr,
+                    executorOptions);
+  std::vector<HostTensor> inputs = readInputs(options, plan);
+
+  std::vector<int64_t> totals;
+  for (int r = 0; r < options.repeat; ++r) {
+    // Inputs go in before every run: the memory plan may reuse their bytes.
+    for (const HostTensor &input : inputs)
+      std::memcpy(executor.input(input.name).data, input.data.data(),
+                  input.data.size());
+    executor.run();
+    totals.push_back(executor.profile().totalNs);
+  }
+
+  std::cout << executor.profile().summary();
+  if (options.repeat > 1) {
+    std::cout << "  totals over " << options.repeat << " runs (ms):";
+    for (int64_t total : totals)
+      std::cout << " " << static_cast<double>(total) / 1e6;
+    std::cout << "\n";
+  }
+  if (!options.trace.empty()) {
+    std::string path = tracePath(options.trace, rank, ranks);
+    std::ofstream trace(path);
+    executor.profile().writeChromeTrace(trace);
+    if (!trace)
+      throw UsageError("cannot write the trace '" + path + "'");
+  }
+
+  std::vector<HostTensor> outputs;
+  for (const auto &binding : plan.proto.outputs())
+    outputs.push_back(readOutput(executor, binding.name()));
+  if (!options.outputsDir.empty() && rank == 0)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      writeTensorProto(options.outputsDir + "/output_" + std::to_string(i) +
+                           ".pb",
+                       outputs[i]);
+  if (!options.expectedDir.empty() &&
+      !compareOutputs(options, outputs, prefix))
+    return 1;
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &error) {
+    std::cerr << "braid-run: error: " << error.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,633 @@
+//===- CpuKernelsTest.cpp - every CPU kernel against the reference --------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Each case runs one CPU kernel on random data in arena-like storage, through
+// the registry (verify, then run), and compares with the reference kernel
+// called directly. f32 kernels that do not go through the reference (GEMM,
+// elementwise arithmetic, softmax, normalizations) must agree to a relative
+// error below 1e-5; the others must agree exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/CpuKernels.h"
+
+#include "runtime/kernels/ElementIO.h"
+#include "runtime/plan/Plan.pb.h"
+#include "runtime/plan/PlanError.h"
+#include "runtime/reference/ReferenceKernels.h"
+
+#include "../plan/PlanBuilder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace braid::rt;
+namespace plan = braid::plan;
+using namespace braid::rt::test;
+using Shape = std::vector<int64_t>;
+using ref::Tensor;
+
+namespace {
+
+/// The largest relative error allowed for f32 results, measured against the
+/// largest magnitude of the reference result.
+constexpr double kF32Tolerance = 1e-5;
+
+std::mt19937 &generator() {
+  static std::mt19937 random(1234);
+  return random;
+}
+
+int64_t count(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t size : shape)
+    n *= size;
+  return n;
+}
+
+/// Uniform in [lo, hi), rounded to `dtype`.
+Tensor randomFloats(DType dtype, Shape shape, double lo = -1, double hi = 1) {
+  std::uniform_real_distribution<double> uniform(lo, hi);
+  std::vector<double> values(count(shape));
+  for (double &value : values)
+    value = uniform(generator());
+  return Tensor::ofFloats(dtype, std::move(shape), std::move(values));
+}
+
+Tensor randomInts(DType dtype, Shape shape, int64_t lo, int64_t hi) {
+  std::uniform_int_distribution<int64_t> uniform(lo, hi);
+  std::vector<int64_t> values(count(shape));
+  for (int64_t &value : values)
+    value = uniform(generator());
+  return Tensor::ofInts(dtype, std::move(shape), std::move(values));
+}
+
+/// One kernel call: the op, its attributes and indices, inputs and the
+/// dtype and shape of each output.
+class KernelCall {
+public:
+  explicit KernelCall(const std::string &op) { kernel.set_op(op); }
+
+  KernelCall &in(Tensor tensor) {
+    inputs.push_back(std::move(tensor));
+    return *this;
+  }
+  KernelCall &out(DType dtype, Shape shape) {
+    outputs.emplace_back(dtype, std::move(shape));
+    return *this;
+  }
+  KernelCall &index(int64_t value) {
+    indices.push_back(value);
+    kernel.add_indices()->set_constant(value);
+    return *this;
+  }
+
+  /// Verifies and runs the CPU kernel; returns its outputs.
+  std::vector<Tensor> run() {
+    const KernelInfo *info = cpuKernels().lookup(kernel.op());
+    if (!info)
+      throw std::runtime_error("no CPU kernel " + kernel.op());
+    std::vector<std::vector<uint8_t>> storage;
+    KernelArgs args;
+    args.kernel = &kernel;
+    args.indices = indices;
+    args.numIndices = static_cast<int>(indices.size());
+    for (const Tensor &tensor : inputs) {
+      storage.emplace_back(count(tensor.shape) * byteSize(tensor.dtype) + 1);
+      writeTensor(tensor, tensor.dtype, tensor.shape, storage.back().data());
+    }
+    for (const auto &[dtype, shape] : outputs)
+      storage.emplace_back(count(shape) * byteSize(dtype) + 1, 0xcd);
+    size_t k = 0;
+    for (const Tensor &tensor : inputs)
+      args.inputs.push_back({tensor.dtype, tensor.shape, storage[k++].data()});
+    for (const auto &[dtype, shape] : outputs)
+      args.outputs.push_back({dtype, shape, storage[k++].data()});
+    cpuKernels().verify(*info, args);
+    info->run(args);
+    std::vector<Tensor> results;
+    for (const TensorView &view : args.outputs)
+      results.push_back(readTensor(view.dtype, view.shape, view.data));
+    return results;
+  }
+
+  plan::Kernel kernel;
+  std::vector<Tensor> inputs;
+  std::vector<std::pair<DType, Shape>> outputs;
+  std::vector<int64_t> indices;
+};
+
+/// Checks `actual` against `expected`: same dtype and shape, integers exactly,
+/// floats within `tolerance` of the largest reference magnitude (0: exactly).
+void expectMatches(const Tensor &actual, const Tensor &expected,
+                   double tolerance, const std::string &what) {
+  ASSERT_EQ(actual.dtype, expected.dtype) << what;
+  ASSERT_EQ(actual.shape, expected.shape) << what;
+  if (!expected.isFloat()) {
+    EXPECT_EQ(actual.i, expected.i) << what;
+    return;
+  }
+  double scale = 0;
+  for (double value : expected.f)
+    if (std::isfinite(value))
+      scale = std::max(scale, std::fabs(value));
+  double worst = 0;
+  for (size_t k = 0; k < expected.f.size(); ++k) {
+    double a = actual.f[k], e = expected.f[k];
+    if (std::isnan(e) || std::isinf(e)) {
+      EXPECT_TRUE(std::isnan(e) ? std::isnan(a) : a == e)
+          << what << " element " << k << ": " << a << " vs " << e;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(a - e));
+  }
+  if (tolerance == 0)
+    EXPECT_EQ(worst, 0.0) << what;
+  else
+    EXPECT_LE(worst, tolerance * std::max(scale, 1e-30)) << what;
+  // A test must be able to fail: random data is never all zeros.
+  if (expected.numElements() > 0 && scale == 0 && tolerance != 0)
+    ADD_FAILURE() << what << ": reference result is all zeros";
+}
+
+void expectMatches(KernelCall call, const std::vector<Tensor> &expected,
+                   double tolerance = 0) {
+  std::string what = call.kernel.op();
+  for (const Tensor &input : call.inputs)
+    what += " " + std::string(toString(input.dtype)) +
+            shapeToString(input.shape);
+  std::vector<Tensor> actual = call.run();
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (size_t i = 0; i < actual.size(); ++i)
+    expectMatches(actual[i], expected[i], tolerance,
+                  what + " output " + std::to_string(i));
+}
+
+double toleranceFor(DType dtype, bool direct) {
+  return dtype == DType::F32 && direct ? kF32Tolerance : 0;
+}
+
+TEST(CpuKernelsTest, RegistryKnowsEveryBraidOp) {
+  for (const char *op :
+       {"neg", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid",
+        "silu", "relu", "gelu", "add", "sub", "mul", "div", "pow", "max",
+        "min", "compare", "select", "cast", "matmul", "grouped_matmul",
+        "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm",
+        "rms_norm", "rotary", "gather", "reshape", "transpose", "slice",
+        "concat", "split", "broadcast_to", "attention", "attention_partial",
+        "attention_merge", "router_topk", "moe_dispatch", "moe_combine",
+        "cross_entropy", "copy"})
+    EXPECT_NE(cpuKernels().lookup(op), nullptr) << op;
+  EXPECT_EQ(cpuKernels().lookup("constant"), nullptr);
+  EXPECT_EQ(cpuKernels().lookup("all_reduce"), nullptr);
+}
+
+TEST(CpuKernelsTest, Unary) {
+  using U = ref::UnaryKind;
+  const std::pair<const char *, U> kinds[] = {
+      {"neg", U::Neg},   {"exp", U::Exp},         {"log", U::Log},
+      {"sqrt", U::Sqrt}, {"rsqrt", U::Rsqrt},     {"tanh", U::Tanh},
+      {"erf", U::Erf},   {"sigmoid", U::Sigmoid}, {"silu", U::Silu},
+      {"relu", U::Relu}, {"gelu", U::Gelu}};
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    for (const auto &[op, kind] : kinds) {
+      bool positive = kind == U::Log || kind == U::Sqrt || kind == U::Rsqrt;
+      Tensor x = randomFloats(dtype, {3, 5}, positive ? 0.1 : -2, 2);
+      expectMatches(KernelCall(op).in(x).out(dtype, {3, 5}),
+                    {ref::unary(kind, x)});
+    }
+  Tensor x = randomFloats(DType::F32, {4, 6}, -3, 3);
+  KernelCall gelu("gelu");
+  setBool(gelu.kernel, "tanh", true);
+  expectMatches(gelu.in(x).out(DType::F32, {4, 6}),
+                {ref::unary(U::GeluTanh, x)});
+  Tensor ints = randomInts(DType::I64, {7}, -50, 50);
+  expectMatches(KernelCall("neg").in(ints).out(DType::I64, {7}),
+                {ref::unary(U::Neg, ints)});
+  expectMatches(KernelCall("relu").in(ints).out(DType::I64, {7}),
+                {ref::unary(U::Relu, ints)});
+}
+
+TEST(CpuKernelsTest, BinaryWithBroadcasting) {
+  using B = ref::BinaryKind;
+  const std::pair<const char *, B> kinds[] = {
+      {"add", B::Add}, {"sub", B::Sub}, {"mul", B::Mul}, {"div", B::Div},
+      {"pow", B::Pow}, {"max", B::Max}, {"min", B::Min}};
+  const std::pair<Shape, Shape> shapes[] = {
+      {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}},    {{2, 1, 4}, {3, 1}},
+      {{2, 3, 4}, {}},        {{}, {2, 3}},        {{3, 1}, {1, 5}},
+      {{4}, {2, 3, 4}},       {{2, 3, 1}, {2, 1, 5}}};
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    for (const auto &[op, kind] : kinds)
+      for (const auto &[shapeA, shapeB] : shapes) {
+        bool positive = kind == B::Pow || kind == B::Div;
+        Tensor a = randomFloats(dtype, shapeA, positive ? 0.5 : -2, 2);
+        Tensor b = randomFloats(dtype, shapeB, positive ? 0.5 : -2, 2);
+        Tensor expected = ref::binary(kind, a, b);
+        bool direct = kind == B::Add || kind == B::Sub || kind == B::Mul ||
+                      kind == B::Div;
+        expectMatches(KernelCall(op).in(a).in(b).out(dtype, expected.shape),
+                      {expected}, toleranceFor(dtype, direct));
+      }
+  Tensor a = randomInts(DType::I64, {2, 3}, -9, 9);
+  Tensor b = randomInts(DType::I64, {3}, 1, 9);
+  for (const auto &[op, kind] : kinds) {
+    if (kind == B::Pow)
+      continue;
+    expectMatches(KernelCall(op).in(a).in(b).out(DType::I64, {2, 3}),
+                  {ref::binary(kind, a, b)});
+  }
+}
+
+TEST(CpuKernelsTest, CompareSelectCast) {
+  // Small integers as floats, so that equal pairs occur.
+  Tensor a = ref::cast(randomInts(DType::I64, {4, 5}, -2, 2), DType::F32);
+  Tensor b = ref::cast(randomInts(DType::I64, {5}, -2, 2), DType::F32);
+  const std::pair<const char *, ref::CompareKind> kinds[] = {
+      {"eq", ref::CompareKind::EQ}, {"ne", ref::CompareKind::NE},
+      {"lt", ref::CompareKind::LT}, {"le", ref::CompareKind::LE},
+      {"gt", ref::CompareKind::GT}, {"ge", ref::CompareKind::GE}};
+  for (const auto &[name, kind] : kinds) {
+    KernelCall call("compare");
+    setString(call.kernel, "kind", name);
+    expectMatches(call.in(a).in(b).out(DType::I1, {4, 5}),
+                  {ref::compare(kind, a, b)});
+  }
+  Tensor condition = randomInts(DType::I1, {4, 1}, 0, 1);
+  Tensor t = randomFloats(DType::F32, {4, 5});
+  Tensor f = randomFloats(DType::F32, {5});
+  expectMatches(
+      KernelCall("select").in(condition).in(t).in(f).out(DType::F32, {4, 5}),
+      {ref::select(condition, t, f)});
+  Tensor x = randomFloats(DType::F32, {3, 4}, -5, 5);
+  for (DType to :
+       {DType::I64, DType::I32, DType::F16, DType::BF16, DType::I1, DType::F32})
+    expectMatches(KernelCall("cast").in(x).out(to, {3, 4}), {ref::cast(x, to)});
+  Tensor ids = randomInts(DType::I64, {6}, -100, 100);
+  expectMatches(KernelCall("cast").in(ids).out(DType::F32, {6}),
+                {ref::cast(ids, DType::F32)});
+}
+
+TEST(CpuKernelsTest, MatmulF32UsesBlasAndMatchesReference) {
+  struct Case {
+    Shape a, b;
+    bool transposeA, transposeB;
+  };
+  const Case cases[] = {
+      {{5, 7}, {7, 3}, false, false},
+      {{2, 5, 7}, {7, 3}, false, false},          // one weight: one GEMM
+      {{2, 7, 5}, {2, 3, 7}, true, true},         // both transposed
+      {{2, 1, 5, 7}, {3, 7, 4}, false, false},    // batch broadcast
+      {{5, 7}, {2, 7, 3}, false, false},          // lhs broadcast
+      {{2, 3, 7, 5}, {7, 6}, true, false},        // transposed lhs, no batch
+      {{2, 5, 7}, {1, 6, 7}, false, true},
+      {{3, 0}, {0, 4}, false, false},             // empty contraction
+      {{33, 65}, {65, 17}, false, false}};
+  for (const Case &c : cases) {
+    Tensor a = randomFloats(DType::F32, c.a);
+    Tensor b = randomFloats(DType::F32, c.b);
+    Tensor expected = ref::matmul(a, b, c.transposeA, c.transposeB);
+    KernelCall call("matmul");
+    setBool(call.kernel, "transpose_lhs", c.transposeA);
+    setBool(call.kernel, "transpose_rhs", c.transposeB);
+    std::vector<Tensor> actual =
+        call.in(a).in(b).out(DType::F32, expected.shape).run();
+    if (expected.numElements() > 0 && c.a.back() != 0)
+      expectMatches(actual[0], expected, kF32Tolerance,
+                    "matmul " + shapeToString(c.a) + " x " +
+                        shapeToString(c.b));
+    else
+      EXPECT_EQ(actual[0].f, expected.f);
+  }
+  // Other element types go through the reference.
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    Tensor a = randomFloats(dtype, {2, 3, 4});
+    Tensor b = randomFloats(dtype, {4, 5});
+    expectMatches(KernelCall("matmul").in(a).in(b).out(dtype, {2, 3, 5}),
+                  {ref::matmul(a, b, false, false)});
+  }
+  Tensor a = randomInts(DType::I64, {3, 4}, -5, 5);
+  Tensor b = randomInts(DType::I64, {4, 2}, -5, 5);
+  expectMatches(KernelCall("matmul").in(a).in(b).out(DType::I64, {3, 2}),
+                {ref::matmul(a, b, false, false)});
+}
+
+TEST(CpuKernelsTest, GroupedMatmul) {
+  for (bool transposed : {false, true}) {
+    Tensor x = randomFloats(DType::F32, {3, 4, 6});
+    Tensor w = randomFloats(DType::F32, transposed ? Shape{3, 5, 6}
+                                                   : Shape{3, 6, 5});
+    KernelCall call("grouped_matmul");
+    setBool(call.kernel, "transpose_rhs", transposed);
+    expectMatches(call.in(x).in(w).out(DType::F32, {3, 4, 5}),
+                  {ref::groupedMatmul(x, w, transposed)}, kF32Tolerance);
+  }
+  Tensor x = randomFloats(DType::BF16, {2, 3, 4});
+  Tensor w = randomFloats(DType::BF16, {2, 4, 3});
+  expectMatches(
+      KernelCall("grouped_matmul").in(x).in(w).out(DType::BF16, {2, 3, 3}),
+      {ref::groupedMatmul(x, w, false)});
+}
+
+TEST(CpuKernelsTest, Reductions) {
+  Tensor x = randomFloats(DType::F32, {3, 4, 5});
+  const std::pair<const char *, ref::ReduceKind> kinds[] = {
+      {"reduce_sum", ref::ReduceKind::Sum},
+      {"reduce_mean", ref::ReduceKind::Mean},
+      {"reduce_max", ref::ReduceKind::Max}};
+  for (const auto &[op, kind] : kinds)
+    for (const std::vector<int64_t> &dims :
+         {std::vector<int64_t>{1}, {0, 2}, {0, 1, 2}})
+      for (bool keep : {false, true}) {
+        Tensor expected = ref::reduce(kind, x, dims, keep);
+        KernelCall call(op);
+        setInts(call.kernel, "dims", dims);
+        setBool(call.kernel, "keep_dims", keep);
+        expectMatches(call.in(x).out(DType::F32, expected.shape), {expected});
+      }
+}
+
+TEST(CpuKernelsTest, SoftmaxAndNormalizations) {
+  for (DType dtype : {DType::F32, DType::F16}) {
+    double tolerance = toleranceFor(dtype, true);
+    Tensor x = randomFloats(dtype, {3, 4, 5}, -4, 4);
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      KernelCall call("softmax");
+      setInt(call.kernel, "dim", dim);
+      expectMatches(call.in(x).out(dtype, {3, 4, 5}), {ref::softmax(x, dim)},
+                    tolerance);
+    }
+    for (int64_t axis : {1, 2}) {
+      Shape normalized(x.shape.begin() + axis, x.shape.end());
+      Tensor gamma = randomFloats(dtype, normalized, 0.5, 1.5);
+      Tensor beta = randomFloats(dtype, normalized);
+      for (bool withBeta : {false, true}) {
+        KernelCall call("layer_norm");
+        setInt(call.kernel, "axis", axis);
+        setFloat(call.kernel, "epsilon", 1e-5);
+        call.in(x).in(gamma);
+        if (withBeta)
+          call.in(beta);
+        expectMatches(call.out(dtype, x.shape),
+                      {ref::layerNorm(x, gamma, withBeta ? &beta : nullptr,
+                                      axis, 1e-5)},
+                      tolerance);
+      }
+      KernelCall rms("rms_norm");
+      setInt(rms.kernel, "axis", axis);
+      setFloat(rms.kernel, "epsilon", 1e-6);
+      expectMatches(rms.in(x).in(gamma).out(dtype, x.shape),
+                    {ref::rmsNorm(x, gamma, axis, 1e-6)}, tolerance);
+    }
+  }
+}
+
+TEST(CpuKernelsTest, InPlaceAndOverlappingOutputs) {
+  // Elementwise and row-wise f32 kernels may write over their input.
+  Tensor x = randomFloats(DType::F32, {4, 6});
+  Tensor y = randomFloats(DType::F32, {6});
+  std::vector<float> storage(24 + 6);
+  writeTensor(x, DType::F32, {4, 6}, storage.data());
+  writeTensor(y, DType::F32, {6}, storage.data() + 24);
+  plan::Kernel kernel;
+  kernel.set_op("add");
+  KernelArgs args;
+  args.kernel = &kernel;
+  args.inputs = {{DType::F32, {4, 6}, storage.data()},
+                 {DType::F32, {6}, storage.data() + 24}};
+  args.outputs = {{DType::F32, {4, 6}, storage.data()}};
+  cpuKernels().lookup("add")->run(args);
+  expectMatches(readTensor(DType::F32, {4, 6}, storage.data()),
+                ref::binary(ref::BinaryKind::Add, x, y), kF32Tolerance,
+                "in-place add");
+
+  // A matmul whose output overlaps its input computes into scratch first.
+  Tensor a = randomFloats(DType::F32, {3, 3});
+  Tensor b = randomFloats(DType::F32, {3, 3});
+  std::vector<float> square(18);
+  writeTensor(a, DType::F32, {3, 3}, square.data());
+  writeTensor(b, DType::F32, {3, 3}, square.data() + 9);
+  kernel.set_op("matmul");
+  args.inputs = {{DType::F32, {3, 3}, square.data()},
+                 {DType::F32, {3, 3}, square.data() + 9}};
+  args.outputs = {{DType::F32, {3, 3}, square.data()}};
+  cpuKernels().lookup("matmul")->run(args);
+  expectMatches(readTensor(DType::F32, {3, 3}, square.data()),
+                ref::matmul(a, b, false, false), kF32Tolerance,
+                "overlapping matmul");
+}
+
+TEST(CpuKernelsTest, RotaryAndGather) {
+  Tensor x = randomFloats(DType::F32, {1, 2, 4, 8});
+  Tensor cos = randomFloats(DType::F32, {4, 8});
+  Tensor sin = randomFloats(DType::F32, {4, 8});
+  for (bool interleaved : {false, true}) {
+    KernelCall call("rotary");
+    setBool(call.kernel, "interleaved", interleaved);
+    expectMatches(call.in(x).in(cos).in(sin).out(DType::F32, x.shape),
+                  {ref::rotary(x, cos, sin, interleaved)});
+  }
+  Tensor table = randomFloats(DType::F32, {10, 4});
+  Tensor ids = randomInts(DType::I64, {2, 3}, -10, 9);
+  KernelCall gather("gather");
+  setInt(gather.kernel, "axis", 0);
+  expectMatches(gather.in(table).in(ids).out(DType::F32, {2, 3, 4}),
+                {ref::gather(table, ids, 0)});
+  Tensor columns = randomInts(DType::I32, {5}, 0, 3);
+  KernelCall gather1("gather");
+  setInt(gather1.kernel, "axis", 1);
+  expectMatches(gather1.in(table).in(columns).out(DType::F32, {10, 5}),
+                {ref::gather(table, columns, 1)});
+}
+
+TEST(CpuKernelsTest, ShapeOps) {
+  Tensor x = randomFloats(DType::F32, {2, 3, 4});
+  expectMatches(KernelCall("reshape").in(x).out(DType::F32, {6, 4}),
+                {ref::reshape(x, {6, 4})});
+  expectMatches(KernelCall("copy").in(x).out(DType::F32, {2, 3, 4}), {x});
+  KernelCall transpose("transpose");
+  setInts(transpose.kernel, "permutation", {2, 0, 1});
+  expectMatches(transpose.in(x).out(DType::F32, {4, 2, 3}),
+                {ref::transpose(x, {2, 0, 1})});
+
+  KernelCall slice("slice");
+  int64_t dynamic = std::numeric_limits<int64_t>::min();
+  setInts(slice.kernel, "static_offsets", {dynamic, 1, 0});
+  setInts(slice.kernel, "static_sizes", {1, 2, 2});
+  setInts(slice.kernel, "static_strides", {1, 1, 2});
+  expectMatches(slice.in(x).index(1).out(DType::F32, {1, 2, 2}),
+                {ref::slice(x, {1, 1, 0}, {1, 2, 2}, {1, 1, 2})});
+
+  Tensor y = randomFloats(DType::F32, {2, 1, 4});
+  Tensor z = randomFloats(DType::F32, {2, 2, 4});
+  KernelCall concat("concat");
+  setInt(concat.kernel, "dim", 1);
+  expectMatches(concat.in(x).in(y).in(z).out(DType::F32, {2, 6, 4}),
+                {ref::concat({x, y, z}, 1)});
+
+  Tensor w = randomFloats(DType::F32, {2, 6, 4});
+  KernelCall split("split");
+  setInt(split.kernel, "dim", 1);
+  expectMatches(split.in(w)
+                    .out(DType::F32, {2, 1, 4})
+                    .out(DType::F32, {2, 2, 4})
+                    .out(DType::F32, {2, 3, 4}),
+                ref::split(w, 1, {1, 2, 3}));
+
+  Tensor column = randomFloats(DType::F32, {3, 1});
+  expectMatches(KernelCall("broadcast_to").in(column).out(DType::F32, {2, 3, 4}),
+                {ref::broadcastTo(column, {2, 3, 4})});
+}
+
+TEST(CpuKernelsTest, Attention) {
+  Tensor q = randomFloats(DType::F32, {2, 4, 3, 8});
+  Tensor k = randomFloats(DType::F32, {2, 2, 5, 8});
+  Tensor v = randomFloats(DType::F32, {2, 2, 5, 6});
+  for (bool causal : {false, true}) {
+    KernelCall call("attention");
+    setBool(call.kernel, "causal", causal);
+    setFloat(call.kernel, "scale", 0.35);
+    expectMatches(call.in(q).in(k).in(v).out(DType::F32, {2, 4, 3, 6}),
+                  {ref::attention(q, k, v, nullptr, causal, std::nullopt, 0.35)
+                       .out});
+  }
+  // A causal offset from the plan's index operand, and a boolean mask.
+  Tensor mask = randomInts(DType::I1, {1, 1, 3, 5}, 0, 1);
+  KernelCall masked("attention_partial");
+  setBool(masked.kernel, "causal", true);
+  setFloat(masked.kernel, "scale", 0.5);
+  setBool(masked.kernel, "has_mask", true);
+  ref::AttentionResult expected = ref::attention(q, k, v, &mask, true, 1, 0.5);
+  expectMatches(masked.in(q).in(k).in(v).in(mask).index(1)
+                    .out(DType::F32, {2, 4, 3, 6})
+                    .out(DType::F32, {2, 4, 3}),
+                {expected.out, expected.lse});
+
+  Tensor additive = randomFloats(DType::F32, {3, 5});
+  KernelCall added("attention");
+  setFloat(added.kernel, "scale", 0.25);
+  expectMatches(added.in(q).in(k).in(v).in(additive).out(DType::F32,
+                                                        {2, 4, 3, 6}),
+                {ref::attention(q, k, v, &additive, false, std::nullopt, 0.25)
+                     .out});
+
+  // Two halves of the keys merge into the whole.
+  Tensor k0 = ref::slice(k, {0, 0, 0, 0}, {2, 2, 2, 8}, {1, 1, 1, 1});
+  Tensor k1 = ref::slice(k, {0, 0, 2, 0}, {2, 2, 3, 8}, {1, 1, 1, 1});
+  Tensor v0 = ref::slice(v, {0, 0, 0, 0}, {2, 2, 2, 6}, {1, 1, 1, 1});
+  Tensor v1 = ref::slice(v, {0, 0, 2, 0}, {2, 2, 3, 6}, {1, 1, 1, 1});
+  ref::AttentionResult p0 =
+      ref::attention(q, k0, v0, nullptr, false, std::nullopt, 0.3);
+  ref::AttentionResult p1 =
+      ref::attention(q, k1, v1, nullptr, false, std::nullopt, 0.3);
+  ref::AttentionResult merged = ref::attentionMerge({p0.out, p1.out},
+                                                    {p0.lse, p1.lse});
+  expectMatches(KernelCall("attention_merge")
+                    .in(p0.out)
+                    .in(p1.out)
+                    .in(p0.lse)
+                    .in(p1.lse)
+                    .out(DType::F32, {2, 4, 3, 6})
+                    .out(DType::F32, {2, 4, 3}),
+                {merged.out, merged.lse});
+}
+
+TEST(CpuKernelsTest, MixtureOfExperts) {
+  Tensor logits = randomFloats(DType::F32, {6, 4}, -3, 3);
+  for (bool normalize : {false, true}) {
+    KernelCall router("router_topk");
+    setInt(router.kernel, "k", 2);
+    setBool(router.kernel, "normalize", normalize);
+    ref::RouterResult expected = ref::routerTopK(logits, 2, normalize);
+    expectMatches(router.in(logits)
+                      .out(DType::F32, {6, 2})
+                      .out(DType::I64, {6, 2}),
+                  {expected.weights, expected.experts});
+  }
+  ref::RouterResult routed = ref::routerTopK(logits, 2, true);
+  Tensor x = randomFloats(DType::F32, {6, 5});
+  expectMatches(KernelCall("moe_dispatch")
+                    .in(x)
+                    .in(routed.experts)
+                    .out(DType::F32, {4, 3, 5}),
+                {ref::moeDispatch(x, routed.experts, 4, 3)});
+  Tensor y = randomFloats(DType::F32, {4, 3, 5});
+  expectMatches(KernelCall("moe_combine")
+                    .in(y)
+                    .in(routed.experts)
+                    .in(routed.weights)
+                    .out(DType::F32, {6, 5}),
+                {ref::moeCombine(y, routed.experts, routed.weights)});
+}
+
+TEST(CpuKernelsTest, CrossEntropy) {
+  Tensor logits = randomFloats(DType::F32, {2, 3, 7}, -3, 3);
+  Tensor labels = randomInts(DType::I64, {2, 3}, 0, 6);
+  const std::pair<const char *, ref::LossReduction> kinds[] = {
+      {"none", ref::LossReduction::None},
+      {"mean", ref::LossReduction::Mean},
+      {"sum", ref::LossReduction::Sum}};
+  for (const auto &[name, kind] : kinds) {
+    KernelCall call("cross_entropy");
+    setString(call.kernel, "reduction", name);
+    Tensor expected = ref::crossEntropy(logits, labels, kind);
+    expectMatches(call.in(logits).in(labels).out(DType::F32, expected.shape),
+                  {expected});
+  }
+}
+
+TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
+  auto error = [](KernelCall call) -> std::string {
+    try {
+      call.run();
+    } catch (const PlanError &e) {
+      return e.what();
+    }
+    return "";
+  };
+  Tensor x = randomFloats(DType::F32, {2, 3});
+  EXPECT_THAT(error(KernelCall("add").in(x).in(randomFloats(DType::F32, {4}))
+                        .out(DType::F32, {2, 3})),
+              testing::HasSubstr("do not broadcast"));
+  EXPECT_THAT(error(KernelCall("exp").in(x).out(DType::F32, {3, 2})),
+              testing::HasSubstr("output must have shape [2, 3]"));
+  KernelCall compare("compare");
+  setString(compare.kernel, "kind", "approx");
+  EXPECT_THAT(error(compare.in(x).in(x).out(DType::I1, {2, 3})),
+              testing::HasSubstr("compare kind 'approx'"));
+  KernelCall slice("slice");
+  setInts(slice.kernel, "static_offsets", {1, 2});
+  setInts(slice.kernel, "static_sizes", {1, 2});
+  setInts(slice.kernel, "static_strides", {1, 1});
+  EXPECT_THAT(error(slice.in(x).out(DType::F32, {1, 2})),
+              testing::HasSubstr("reads outside the input"));
+  KernelCall reduce("reduce_sum");
+  setInts(reduce.kernel, "dims", {1, 1});
+  EXPECT_THAT(error(reduce.in(x).out(DType::F32, {2})),
+              testing::HasSubstr("reduced twice"));
+  KernelCall attention("attention");
+  setFloat(attention.kernel, "scale", 1);
+  setBool(attention.kernel, "has_mask", true);
+  Tensor q = randomFloats(DType::F32, {1, 1, 2, 4});
+  EXPECT_THAT(error(attention.in(q).in(q).in(q).out(DType::F32, {1, 1, 2, 4})),
+              testing::HasSubstr("has_mask is true but there are 3 inputs"));
+}
+
+TEST(CpuKernelsTest, RunTimeErrorsComeFromTheReference) {
+  // An index out of range is known only when the kernel runs.
+  Tensor table = randomFloats(DType::F32, {4, 2});
+  Tensor ids = Tensor::ofInts(DType::I64, {1}, {9});
+  KernelCall gather("gather");
+  setInt(gather.kernel, "axis", 0);
+  EXPECT_THROW(gather.in(table).in(ids).out(DType::F32, {1, 2}).run(),
+               std::invalid_argument);
+}
+
+} // namespace

@@ -1,0 +1,277 @@
+//===- Safetensors.cpp - reading .safetensors weight files ----------------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/weights/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace braid::rt {
+
+namespace {
+using nlohmann::json;
+
+struct DTypeSpelling {
+  const char *name;
+  std::optional<DType> dtype;
+  uint64_t bytes;
+};
+
+/// Every dtype of the safetensors format; those without a Braid element type
+/// are valid in a file but cannot be loaded into a buffer.
+const DTypeSpelling kDTypes[] = {
+    {"F32", DType::F32, 4},     {"F16", DType::F16, 2},
+    {"BF16", DType::BF16, 2},   {"I64", DType::I64, 8},
+    {"I32", DType::I32, 4},     {"BOOL", DType::I1, 1},
+    {"F64", std::nullopt, 8},   {"I16", std::nullopt, 2},
+    {"I8", std::nullopt, 1},    {"U8", std::nullopt, 1},
+    {"U16", std::nullopt, 2},   {"U32", std::nullopt, 4},
+    {"U64", std::nullopt, 8},   {"F8_E4M3", std::nullopt, 1},
+    {"F8_E5M2", std::nullopt, 1},
+};
+
+const DTypeSpelling *findDType(const std::string &name) {
+  for (const DTypeSpelling &spelling : kDTypes)
+    if (name == spelling.name)
+      return &spelling;
+  return nullptr;
+}
+
+/// a * b, or nullopt on overflow.
+std::optional<uint64_t> multiply(uint64_t a, uint64_t b) {
+  uint64_t result;
+  if (__builtin_mul_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
+
+/// Reads a JSON number that must be a non-negative integer.
+std::optional<uint64_t> asUnsigned(const json &value) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>();
+  if (value.is_number_integer()) {
+    int64_t v = value.get<int64_t>();
+    if (v >= 0)
+      return static_cast<uint64_t>(v);
+  }
+  return std::nullopt;
+}
+
+/// The mapping of a file into memory, released with the last copy.
+std::shared_ptr<const uint8_t> mapFile(const std::string &path,
+                                       uint64_t &size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw WeightsError("cannot open weights file '" + path +
+                       "': " + std::strerror(errno));
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    throw WeightsError("cannot stat weights file '" + path +
+                       "': " + std::strerror(error));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw WeightsError("weights file '" + path + "' is not a regular file");
+  }
+  size = static_cast<uint64_t>(info.st_size);
+  if (size < 8) {
+    ::close(fd);
+    throw WeightsError("weights file '" + path + "' has " +
+                       std::to_string(size) +
+                       " bytes, fewer than the 8-byte header size");
+  }
+  void *base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int error = errno;
+  ::close(fd);
+  if (base == MAP_FAILED)
+    throw WeightsError("cannot map weights file '" + path +
+                       "': " + std::strerror(error));
+  uint64_t length = size;
+  return std::shared_ptr<const uint8_t>(
+      static_cast<const uint8_t *>(base),
+      [length](const uint8_t *p) { ::munmap(const_cast<uint8_t *>(p), length); });
+}
+} // namespace
+
+SafetensorsFile SafetensorsFile::open(const std::string &path) {
+  SafetensorsFile file;
+  file.path_ = path;
+  file.bytes_ = mapFile(path, file.size_);
+  file.parse();
+  return file;
+}
+
+SafetensorsFile SafetensorsFile::fromBytes(std::vector<uint8_t> bytes,
+                                           std::string name) {
+  SafetensorsFile file;
+  file.path_ = std::move(name);
+  file.size_ = bytes.size();
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  file.bytes_ = std::shared_ptr<const uint8_t>(owner, owner->data());
+  file.parse();
+  return file;
+}
+
+void SafetensorsFile::parse() {
+  auto fail = [&](const std::string &problem) -> WeightsError {
+    return WeightsError("weights file '" + path_ + "': " + problem);
+  };
+  if (size_ < 8)
+    throw fail("has " + std::to_string(size_) +
+               " bytes, fewer than the 8-byte header size");
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | bytes_.get()[i];
+  if (headerSize > size_ - 8)
+    throw fail("header size " + std::to_string(headerSize) +
+               " runs past the end of the file (" + std::to_string(size_) +
+               " bytes)");
+  dataStart_ = 8 + headerSize;
+  uint64_t dataSize = size_ - dataStart_;
+
+  const char *text = reinterpret_cast<const char *>(bytes_.get() + 8);
+  json header = json::parse(text, text + headerSize, /*cb=*/nullptr,
+                            /*allow_exceptions=*/false);
+  if (header.is_discarded())
+    throw fail("header is not valid JSON");
+  if (!header.is_object())
+    throw fail("header is not a JSON object");
+
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string &name = it.key();
+    const json &entry = it.value();
+    if (name == "__metadata__") {
+      if (!entry.is_object())
+        throw fail("__metadata__ is not an object");
+      for (auto m = entry.begin(); m != entry.end(); ++m) {
+        if (!m.value().is_string())
+          throw fail("__metadata__ value '" + m.key() + "' is not a string");
+        metadata_[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    auto bad = [&](const std::string &problem) {
+      return fail("tensor '" + name + "': " + problem);
+    };
+    if (!entry.is_object())
+      throw bad("entry is not an object");
+    auto dtypeIt = entry.find("dtype");
+    auto shapeIt = entry.find("shape");
+    auto offsetsIt = entry.find("data_offsets");
+    if (dtypeIt == entry.end() || !dtypeIt->is_string())
+      throw bad("'dtype' is missing or not a string");
+    if (shapeIt == entry.end() || !shapeIt->is_array())
+      throw bad("'shape' is missing or not an array");
+    if (offsetsIt == entry.end() || !offsetsIt->is_array() ||
+        offsetsIt->size() != 2)
+      throw bad("'data_offsets' is missing or not a pair");
+
+    SafetensorsTensor tensor;
+    tensor.name = name;
+    tensor.dtypeName = dtypeIt->get<std::string>();
+    const DTypeSpelling *spelling = findDType(tensor.dtypeName);
+    if (!spelling)
+      throw bad("unknown dtype '" + tensor.dtypeName + "'");
+    tensor.dtype = spelling->dtype;
+
+    uint64_t elements = 1;
+    for (const json &dim : *shapeIt) {
+      std::optional<uint64_t> size = asUnsigned(dim);
+      if (!size || *size > static_cast<uint64_t>(INT64_MAX))
+        throw bad("shape entry " + dim.dump() +
+                  " is not a non-negative integer");
+      std::optional<uint64_t> product = multiply(elements, *size);
+      if (!product)
+        throw bad("shape has more than 2^64 elements");
+      elements = *product;
+      tensor.shape.push_back(static_cast<int64_t>(*size));
+    }
+    std::optional<uint64_t> begin = asUnsigned((*offsetsIt)[0]);
+    std::optional<uint64_t> end = asUnsigned((*offsetsIt)[1]);
+    if (!begin || !end)
+      throw bad("data_offsets " + offsetsIt->dump() +
+                " are not non-negative integers");
+    if (*begin > *end || *end > dataSize)
+      throw bad("data_offsets [" + std::to_string(*begin) + ", " +
+                std::to_string(*end) + "] are outside the " +
+                std::to_string(dataSize) + " data bytes");
+    std::optional<uint64_t> expected = multiply(elements, spelling->bytes);
+    if (!expected || *expected != *end - *begin)
+      throw bad("holds " + std::to_string(*end - *begin) + " bytes, but " +
+                tensor.dtypeName + " of shape " +
+                shapeIt->dump() + " needs " +
+                (expected ? std::to_string(*expected) : "more than 2^64"));
+    tensor.begin = *begin;
+    tensor.end = *end;
+    index_[name] = tensors_.size();
+    tensors_.push_back(std::move(tensor));
+  }
+
+  // Two tensors must not share bytes.
+  std::vector<const SafetensorsTensor *> byOffset;
+  for (const SafetensorsTensor &tensor : tensors_)
+    if (tensor.end > tensor.begin)
+      byOffset.push_back(&tensor);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](auto *a, auto *b) { return a->begin < b->begin; });
+  for (size_t i = 1; i < byOffset.size(); ++i)
+    if (byOffset[i]->begin < byOffset[i - 1]->end)
+      throw fail("tensors '" + byOffset[i - 1]->name + "' and '" +
+                 byOffset[i]->name + "' overlap");
+}
+
+const SafetensorsTensor *SafetensorsFile::find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+const uint8_t *SafetensorsFile::data(const SafetensorsTensor &tensor) const {
+  return bytes_.get() + dataStart_ + tensor.begin;
+}
+
+std::string_view safetensorsDTypeName(DType dtype) {
+  for (const DTypeSpelling &spelling : kDTypes)
+    if (spelling.dtype == dtype)
+      return spelling.name;
+  throw std::invalid_argument("unknown DType value " +
+                              std::to_string(static_cast<int>(dtype)));
+}
+
+std::vector<uint8_t>
+encodeSafetensors(const std::vector<SafetensorsEntry> &entries) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (const SafetensorsEntry &entry : entries) {
+    header[entry.name] = {{"dtype", std::string(safetensorsDTypeName(entry.dtype))},
+                          {"shape", entry.shape},
+                          {"data_offsets", {offset, offset + entry.data.size()}}};
+    offset += entry.data.size();
+  }
+  std::string text = header.dump();
+  // Pad with spaces so the data starts 8-byte aligned, as the Python writer does.
+  while ((8 + text.size()) % 8)
+    text.push_back(' ');
+  std::vector<uint8_t> bytes(8);
+  uint64_t size = text.size();
+  for (int i = 0; i < 8; ++i)
+    bytes[i] = static_cast<uint8_t>(size >> (8 * i));
+  bytes.insert(bytes.end(), text.begin(), text.end());
+  for (const SafetensorsEntry &entry : entries)
+    bytes.insert(bytes.end(), entry.data.begin(), entry.data.end());
+  return bytes;
+}
+
+} // namespace braid::rt

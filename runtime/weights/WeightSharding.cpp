@@ -1,0 +1,131 @@
+//===- WeightSharding.cpp - the slice of a weight one rank holds ----------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/weights/WeightSharding.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace braid::rt {
+
+namespace {
+int64_t axisPosition(const MeshShape &mesh, const std::string &axis) {
+  for (size_t i = 0; i < mesh.axisNames.size(); ++i)
+    if (mesh.axisNames[i] == axis)
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+/// Checks `dimAxes` against the shape and mesh; returns, per dimension, the
+/// number of slices.
+std::vector<int64_t> sliceCounts(const std::vector<int64_t> &fullShape,
+                                 const DimAxes &dimAxes,
+                                 const MeshShape &mesh) {
+  size_t rank = fullShape.size();
+  std::vector<int64_t> counts(rank, 1);
+  if (dimAxes.empty())
+    return counts;
+  if (dimAxes.size() != rank)
+    throw std::invalid_argument("sharding has " +
+                                std::to_string(dimAxes.size()) +
+                                " entries for a tensor of rank " +
+                                std::to_string(rank));
+  std::vector<bool> used(mesh.axisNames.size(), false);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t previous = -1;
+    for (const std::string &axis : dimAxes[d]) {
+      int64_t position = axisPosition(mesh, axis);
+      if (position < 0)
+        throw std::invalid_argument("dimension " + std::to_string(d) +
+                                    " is split over axis '" + axis +
+                                    "', which the mesh does not have");
+      if (used[position])
+        throw std::invalid_argument("axis '" + axis +
+                                    "' splits more than one dimension or "
+                                    "splits one twice");
+      if (position < previous)
+        throw std::invalid_argument("dimension " + std::to_string(d) +
+                                    ": axes must be listed in mesh order ('" +
+                                    axis + "' comes earlier in the mesh)");
+      used[position] = true;
+      previous = position;
+      counts[d] *= mesh.axisSizes[position];
+    }
+    if (fullShape[d] % counts[d] != 0)
+      throw std::invalid_argument(
+          "dimension " + std::to_string(d) + " of size " +
+          std::to_string(fullShape[d]) + " does not split evenly into " +
+          std::to_string(counts[d]) + " slices");
+  }
+  return counts;
+}
+} // namespace
+
+std::vector<int64_t> shardShape(const std::vector<int64_t> &fullShape,
+                                const DimAxes &dimAxes, const MeshShape &mesh) {
+  std::vector<int64_t> counts = sliceCounts(fullShape, dimAxes, mesh);
+  std::vector<int64_t> shape(fullShape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] = fullShape[d] / counts[d];
+  return shape;
+}
+
+ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
+                        const DimAxes &dimAxes, const MeshShape &mesh,
+                        int64_t rank) {
+  ShardRegion region;
+  region.sizes = shardShape(fullShape, dimAxes, mesh);
+  region.offsets.assign(fullShape.size(), 0);
+  if (dimAxes.empty())
+    return region;
+  for (size_t d = 0; d < fullShape.size(); ++d) {
+    int64_t index = 0;
+    for (const std::string &axis : dimAxes[d]) {
+      int64_t position = axisPosition(mesh, axis);
+      index = index * mesh.axisSizes[position] + mesh.coordinate(rank, axis);
+    }
+    region.offsets[d] = index * region.sizes[d];
+  }
+  return region;
+}
+
+void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
+                size_t elementBytes, const ShardRegion &region,
+                void *destination) {
+  size_t rank = fullShape.size();
+  int64_t total = 1;
+  for (int64_t size : region.sizes)
+    total *= size;
+  if (total == 0)
+    return;
+  if (rank == 0) {
+    std::memcpy(destination, source, elementBytes);
+    return;
+  }
+  // Copy contiguous runs along the last dimension; step through the others
+  // like an odometer.
+  std::vector<int64_t> strides(rank, 1);
+  for (int64_t d = static_cast<int64_t>(rank) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * fullShape[d + 1];
+  size_t runBytes = static_cast<size_t>(region.sizes[rank - 1]) * elementBytes;
+  std::vector<int64_t> index(rank, 0);
+  auto *src = static_cast<const char *>(source);
+  auto *dst = static_cast<char *>(destination);
+  for (int64_t run = 0; run < total / region.sizes[rank - 1]; ++run) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d)
+      offset += (region.offsets[d] + index[d]) * strides[d];
+    std::memcpy(dst, src + offset * elementBytes, runBytes);
+    dst += runBytes;
+    for (int64_t d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
+      if (++index[d] < region.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+} // namespace braid::rt

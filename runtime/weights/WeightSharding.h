@@ -1,0 +1,56 @@
+//===- WeightSharding.h - the slice of a weight one rank holds --*- C++ -*-===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A plan says, per dimension of a weight, which mesh axes split it (none:
+// replicated). Along a dimension split over axes (a0, a1, ...), listed in
+// mesh order, a rank holds slice number `row-major coordinate of the rank over
+// (a0, a1, ...)` of `size / (|a0| * |a1| * ...)` elements, which is also the
+// rank's position in the collective group of those axes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_RUNTIME_WEIGHTS_WEIGHTSHARDING_H
+#define BRAID_RUNTIME_WEIGHTS_WEIGHTSHARDING_H
+
+#include "runtime/comm/Communicator.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace braid::rt {
+
+/// Per dimension, the mesh axes that split it; empty: replicated. An empty
+/// list of dimensions means the whole weight is replicated.
+using DimAxes = std::vector<std::vector<std::string>>;
+
+/// The box of a full tensor that one rank holds.
+struct ShardRegion {
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> sizes;
+};
+
+/// The shape of one rank's shard. Throws std::invalid_argument (with the
+/// dimension, axis and sizes) unless `dimAxes` is empty or has one entry per
+/// dimension, every axis exists in the mesh, no axis is used twice, the axes
+/// of a dimension are in mesh order and every split dimension divides evenly.
+std::vector<int64_t> shardShape(const std::vector<int64_t> &fullShape,
+                                const DimAxes &dimAxes, const MeshShape &mesh);
+
+/// The region of the full tensor that `rank` holds; checks as shardShape.
+ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
+                        const DimAxes &dimAxes, const MeshShape &mesh,
+                        int64_t rank);
+
+/// Copies `region` of the row-major tensor `source` (of `fullShape`, elements
+/// of `elementBytes`) into the dense row-major `destination`.
+void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
+                size_t elementBytes, const ShardRegion &region,
+                void *destination);
+
+} // namespace braid::rt
+
+#endif // BRAID_RUNTIME_WEIGHTS_WEIGHTSHARDING_H
