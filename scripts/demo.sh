@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The README's main job on the bundled default: installs and builds, then
 #  1. compiles the bundled ONNX GPT-2 (examples/models/gpt2) to braid IR with
-#     its weights, raising attention to braid.attention, and
-#  2. runs it with the reference kernels on the bundled input, checking the
-#     logits against onnxruntime's reference output;
+#     its weights (attention raised to braid.attention) and to a plan, and
+#  2. runs the plan with braid-run on the bundled input, checking the logits
+#     against onnxruntime's reference output;
 #  3. takes the hand-written tensor-parallel GPT-2 block
 #     (examples/ir/gpt2_block_tp2.mlir) through braid-opt: verify, round-trip,
 #     canonicalize, dimension mappings and cost.
@@ -28,9 +28,11 @@ grep -oE '^ *(%[^=]*= )?braid\.[a-z_]+' "$out/model.mlir" |
   -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 |
   sed -n 's/.*remark: total: /cost: /p'
 
-echo "== run on $model_dir/test_data_set_0 (reference kernels) vs onnxruntime"
-"$bin/braid-eval" "$out/model.mlir" --weights "$out/model.safetensors" \
-  --test-data "$model_dir/test_data_set_0"
+echo "== compile to a plan and run it with braid-run (CPU) vs onnxruntime"
+"$bin/braidc" "$model_dir/model.onnx" --emit=plan -o "$out/model.bplan" --progress=false
+"$bin/braid-run" "$out/model.bplan" --inputs "$model_dir/test_data_set_0" \
+  --expected "$model_dir/test_data_set_0" --trace "$out/trace.json" | tail -n 4
+echo "Chrome trace (open in Perfetto): $out/trace.json"
 
 ir="$root/examples/ir/gpt2_block_tp2.mlir"
 echo "== $ir (tensor parallel, tp=2, async all-reduces)"
