@@ -264,11 +264,15 @@ encodeSafetensors(const std::vector<SafetensorsEntry> &entries) {
   // Pad with spaces so the data starts 8-byte aligned, as the Python writer does.
   while ((8 + text.size()) % 8)
     text.push_back(' ');
-  std::vector<uint8_t> bytes(8);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(8 + text.size() + offset);
   uint64_t size = text.size();
   for (int i = 0; i < 8; ++i)
-    bytes[i] = static_cast<uint8_t>(size >> (8 * i));
-  bytes.insert(bytes.end(), text.begin(), text.end());
+    bytes.push_back(static_cast<uint8_t>(size >> (8 * i)));
+  // (push_back rather than insert: GCC 12 misreports insert after a
+  // fixed-size prefix as out of bounds, -Warray-bounds.)
+  for (char c : text)
+    bytes.push_back(static_cast<uint8_t>(c));
   for (const SafetensorsEntry &entry : entries)
     bytes.insert(bytes.end(), entry.data.begin(), entry.data.end());
   return bytes;
