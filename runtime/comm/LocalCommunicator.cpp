@@ -16,7 +16,8 @@ LocalCommunicator::LocalCommunicator(MeshShape mesh) : mesh_(std::move(mesh)) {
   if (ranks != 1)
     throw std::invalid_argument(
         "the local communicator runs one rank, but the mesh has " +
-        std::to_string(ranks) + " (run under mpirun with a build that has MPI)");
+        std::to_string(ranks) +
+        " (run under mpirun with a build that has MPI)");
 }
 
 void LocalCommunicator::copy(const char *collective,

@@ -35,8 +35,8 @@ public:
   void reduceScatter(const std::vector<std::string> &axes, const void *in,
                      void *out, int64_t count, DType dtype,
                      ReduceOp op) override;
-  void allToAll(const std::vector<std::string> &axes, const void *in,
-                void *out, int64_t count, DType dtype) override;
+  void allToAll(const std::vector<std::string> &axes, const void *in, void *out,
+                int64_t count, DType dtype) override;
   void permute(const std::vector<std::string> &axes, const void *in, void *out,
                int64_t count, DType dtype, int64_t shift) override;
   void broadcast(const std::vector<std::string> &axes, const void *in,

@@ -205,10 +205,10 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
         step.collective = collectiveKind(collective.kind());
         step.axes.assign(collective.axes().begin(), collective.axes().end());
         for (const std::string &axis : step.axes)
-          step.groupSize *= mesh.axisSizes[std::find(mesh.axisNames.begin(),
-                                                     mesh.axisNames.end(),
-                                                     axis) -
-                                           mesh.axisNames.begin()];
+          step.groupSize *=
+              mesh.axisSizes[std::find(mesh.axisNames.begin(),
+                                       mesh.axisNames.end(), axis) -
+                             mesh.axisNames.begin()];
         step.in = buffer(collective.input());
         step.out = buffer(collective.output());
         step.reduction = reduceOp(collective.reduction());
@@ -288,8 +288,8 @@ void Executor::run() {
     for (size_t s = 0; s < steps_.size(); ++s)
       workers.emplace_back([this, s] { runStream(s); });
   } catch (const std::system_error &error) {
-    reportFailure(0, 0, std::string("cannot start a stream thread: ") +
-                            error.what());
+    reportFailure(0, 0,
+                  std::string("cannot start a stream thread: ") + error.what());
   }
   for (std::thread &worker : workers)
     worker.join();
@@ -388,8 +388,8 @@ void Executor::waitEvent(uint32_t event) {
   if (!ready)
     throw std::runtime_error(
         "timed out after " +
-        std::to_string(std::chrono::duration<double>(options_.eventTimeout)
-                           .count()) +
+        std::to_string(
+            std::chrono::duration<double>(options_.eventTimeout).count()) +
         " s waiting for event " + std::to_string(event));
 }
 

@@ -67,7 +67,8 @@ bool accepts(AttrKind kind, const plan::AttrValue &value) {
   case AttrKind::Ints:
     return value.has_ints();
   case AttrKind::Bool:
-    return value.has_b() || (value.has_i() && (value.i() == 0 || value.i() == 1));
+    return value.has_b() ||
+           (value.has_i() && (value.i() == 0 || value.i() == 1));
   }
   return false;
 }
@@ -165,7 +166,8 @@ const std::string &KernelAttrs::getString(const std::string &name) const {
 std::vector<int64_t> KernelAttrs::getInts(const std::string &name) const {
   const plan::AttrValue &value = get(name);
   if (!value.has_ints())
-    throw PlanError("attribute '" + name + "' must be a list of integers, got " +
+    throw PlanError("attribute '" + name +
+                    "' must be a list of integers, got " +
                     valueKindName(value));
   return {value.ints().values().begin(), value.ints().values().end()};
 }
@@ -198,7 +200,8 @@ void KernelRegistry::verify(const KernelInfo &info,
                             const KernelArgs &args) const {
   int inputs = static_cast<int>(args.inputs.size());
   int outputs = static_cast<int>(args.outputs.size());
-  if (inputs < info.minInputs || (info.maxInputs >= 0 && inputs > info.maxInputs))
+  if (inputs < info.minInputs ||
+      (info.maxInputs >= 0 && inputs > info.maxInputs))
     throw PlanError(info.op + " takes " +
                     countRange(info.minInputs, info.maxInputs) +
                     " inputs, got " + std::to_string(inputs));
@@ -208,9 +211,8 @@ void KernelRegistry::verify(const KernelInfo &info,
                     countRange(info.minOutputs, info.maxOutputs) +
                     " outputs, got " + std::to_string(outputs));
   if (info.maxIndices >= 0 && args.numIndices > info.maxIndices)
-    throw PlanError(info.op + " takes " +
-                    countRange(0, info.maxIndices) + " index operands, got " +
-                    std::to_string(args.numIndices));
+    throw PlanError(info.op + " takes " + countRange(0, info.maxIndices) +
+                    " index operands, got " + std::to_string(args.numIndices));
 
   for (const auto &[name, value] : args.kernel->attrs()) {
     if (isBookkeepingAttr(name))

@@ -66,8 +66,9 @@ std::string RunProfile::summary() const {
   if (!sorted.empty())
     text += "  time per op:\n";
   for (size_t i = 0; i < sorted.size() && i < 10; ++i)
-    text += "    " + sorted[i].first + ": " + milliseconds(sorted[i].second.ns) +
-            " in " + std::to_string(sorted[i].second.calls) + " calls\n";
+    text += "    " + sorted[i].first + ": " +
+            milliseconds(sorted[i].second.ns) + " in " +
+            std::to_string(sorted[i].second.calls) + " calls\n";
   return text;
 }
 

@@ -339,9 +339,9 @@ void checkSlice(const KernelArgs &args) {
       sizes.size() != offsets.size() || strides.size() != offsets.size())
     fail("static_offsets, static_sizes and static_strides need one entry per "
          "input dimension (" +
-         std::to_string(x.rank()) + "), got " +
-         std::to_string(offsets.size()) + ", " + std::to_string(sizes.size()) +
-         ", " + std::to_string(strides.size()));
+         std::to_string(x.rank()) + "), got " + std::to_string(offsets.size()) +
+         ", " + std::to_string(sizes.size()) + ", " +
+         std::to_string(strides.size()));
   int dynamic = 0;
   for (size_t d = 0; d < offsets.size(); ++d) {
     if (strides[d] < 1)
@@ -443,7 +443,8 @@ void checkAttention(const KernelArgs &args) {
   if (k.shape[0] != b || v.shape[0] != b || k.shape[3] != d ||
       v.shape[1] != hkv || v.shape[2] != sk || hkv == 0 || h % hkv != 0)
     fail("query " + describe(q) + ", key " + describe(k) + " and value " +
-         describe(v) + " do not form [B, H, Sq, D], [B, Hkv, Sk, D], "
+         describe(v) +
+         " do not form [B, H, Sq, D], [B, Hkv, Sk, D], "
          "[B, Hkv, Sk, Dv] with H a multiple of Hkv");
   if (hasMask(args)) {
     const TensorView &mask = args.inputs[3];
@@ -592,8 +593,7 @@ template <ref::BinaryKind Kind> void runBinary(const KernelArgs &args) {
 template <ref::BinaryKind Kind, cpu::ArithKind Direct>
 void runArithmetic(const KernelArgs &args) {
   if (allF32(args)) {
-    cpu::arithmeticF32(Direct, args.inputs[0], args.inputs[1],
-                       args.outputs[0]);
+    cpu::arithmeticF32(Direct, args.inputs[0], args.inputs[1], args.outputs[0]);
     return;
   }
   runBinary<Kind>(args);
@@ -688,9 +688,9 @@ void runRotary(const KernelArgs &args) {
 }
 
 void runGather(const KernelArgs &args) {
-  output(args, 0,
-         ref::gather(input(args, 0), input(args, 1),
-                     args.attrs().getInt("axis")));
+  output(
+      args, 0,
+      ref::gather(input(args, 0), input(args, 1), args.attrs().getInt("axis")));
 }
 
 /// reshape and copy: the bytes stay as they are.
@@ -774,8 +774,8 @@ void runAttentionMerge(const KernelArgs &args) {
 
 void runRouterTopK(const KernelArgs &args) {
   KernelAttrs attrs = args.attrs();
-  ref::RouterResult result = ref::routerTopK(
-      input(args, 0), attrs.getInt("k"), attrs.getBool("normalize"));
+  ref::RouterResult result = ref::routerTopK(input(args, 0), attrs.getInt("k"),
+                                             attrs.getBool("normalize"));
   output(args, 0, result.weights);
   output(args, 1, result.experts);
 }
@@ -792,9 +792,9 @@ void runMoeCombine(const KernelArgs &args) {
 }
 
 void runCrossEntropy(const KernelArgs &args) {
-  output(args, 0,
-         ref::crossEntropy(input(args, 0), input(args, 1),
-                           lossReduction(args)));
+  output(
+      args, 0,
+      ref::crossEntropy(input(args, 0), input(args, 1), lossReduction(args)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -863,21 +863,19 @@ KernelRegistry buildCpuKernels() {
       runReduce<ref::ReduceKind::Mean>);
   add("reduce_max", 1, 1, 1, 1, reduceAttrs, checkReduce,
       runReduce<ref::ReduceKind::Max>);
-  add("softmax", 1, 1, 1, 1, {{"dim", K::Int, true}}, checkSoftmax,
-      runSoftmax);
+  add("softmax", 1, 1, 1, 1, {{"dim", K::Int, true}}, checkSoftmax, runSoftmax);
   std::vector<AttrSpec> normAttrs = {{"axis", K::Int, true},
                                      {"epsilon", K::Float, true}};
   add("layer_norm", 2, 3, 1, 1, normAttrs, checkNorm, runLayerNorm);
   add("rms_norm", 2, 2, 1, 1, normAttrs, checkNorm, runRmsNorm);
-  add("rotary", 3, 3, 1, 1, {{"interleaved", K::Bool}}, checkRotary,
-      runRotary);
+  add("rotary", 3, 3, 1, 1, {{"interleaved", K::Bool}}, checkRotary, runRotary);
 
   add("gather", 2, 2, 1, 1, {{"axis", K::Int, true}}, checkGather, runGather);
   add("reshape", 1, 1, 1, 1, {}, checkReshape, runCopyBytes);
   // Not a braid op: a buffer-to-buffer copy that bufferization may need.
   add("copy", 1, 1, 1, 1, {}, checkReshape, runCopyBytes);
-  add("transpose", 1, 1, 1, 1, {{"permutation", K::Ints, true}},
-      checkTranspose, runTranspose);
+  add("transpose", 1, 1, 1, 1, {{"permutation", K::Ints, true}}, checkTranspose,
+      runTranspose);
   add("slice", 1, 1, 1, 1,
       {{"static_offsets", K::Ints, true},
        {"static_sizes", K::Ints, true},
@@ -887,9 +885,8 @@ KernelRegistry buildCpuKernels() {
   add("split", 1, 1, 1, -1, {{"dim", K::Int, true}}, checkSplit, runSplit);
   add("broadcast_to", 1, 1, 1, 1, {}, checkBroadcastTo, runBroadcastTo);
 
-  std::vector<AttrSpec> attentionAttrs = {{"causal", K::Bool},
-                                          {"scale", K::Float, true},
-                                          {"has_mask", K::Bool}};
+  std::vector<AttrSpec> attentionAttrs = {
+      {"causal", K::Bool}, {"scale", K::Float, true}, {"has_mask", K::Bool}};
   add("attention", 3, 4, 1, 1, attentionAttrs, checkAttention, runAttention,
       /*maxIndices=*/1);
   add("attention_partial", 3, 4, 2, 2, attentionAttrs, checkAttention,
@@ -897,9 +894,8 @@ KernelRegistry buildCpuKernels() {
   add("attention_merge", 2, -1, 2, 2, {}, checkAttentionMerge,
       runAttentionMerge);
 
-  add("router_topk", 1, 1, 2, 2,
-      {{"k", K::Int, true}, {"normalize", K::Bool}}, checkRouterTopK,
-      runRouterTopK);
+  add("router_topk", 1, 1, 2, 2, {{"k", K::Int, true}, {"normalize", K::Bool}},
+      checkRouterTopK, runRouterTopK);
   add("moe_dispatch", 2, 2, 1, 1, {}, checkMoeDispatch, runMoeDispatch);
   add("moe_combine", 3, 3, 1, 1, {}, checkMoeCombine, runMoeCombine);
   add("cross_entropy", 2, 2, 1, 1, {{"reduction", K::String, true}},

@@ -119,12 +119,13 @@ void storeFloat(DType dtype, void *data, int64_t k, double value) {
     return;
   case DType::F16:
     // roundTo rounds the double once; the float in between is exact.
-    storeAs<uint16_t>(data, k,
-                      floatToHalf(static_cast<float>(ref::roundTo(dtype, value))));
+    storeAs<uint16_t>(
+        data, k, floatToHalf(static_cast<float>(ref::roundTo(dtype, value))));
     return;
   case DType::BF16:
     storeAs<uint16_t>(
-        data, k, floatToBfloat16(static_cast<float>(ref::roundTo(dtype, value))));
+        data, k,
+        floatToBfloat16(static_cast<float>(ref::roundTo(dtype, value))));
     return;
   default:
     throw std::invalid_argument("storeFloat: " + std::string(toString(dtype)) +

@@ -140,8 +140,8 @@ void matmulF32(const TensorView &a, const TensorView &b, bool transposeA,
          dataB + fromB[i] * k * n, result.data() + i * m * n);
 }
 
-void groupedMatmulF32(const TensorView &x, const TensorView &w,
-                      bool transposeW, const TensorView &out) {
+void groupedMatmulF32(const TensorView &x, const TensorView &w, bool transposeW,
+                      const TensorView &out) {
   int64_t experts = x.shape[0], rows = x.shape[1], k = x.shape[2];
   int64_t n = transposeW ? w.shape[1] : w.shape[2];
   OutputBuffer result(out, out.overlaps(x) || out.overlaps(w));
@@ -152,8 +152,8 @@ void groupedMatmulF32(const TensorView &x, const TensorView &w,
 
 namespace {
 template <typename Op>
-void arithmetic(Op op, const TensorView &a, const TensorView &b,
-                float *out, const Shape &outShape) {
+void arithmetic(Op op, const TensorView &a, const TensorView &b, float *out,
+                const Shape &outShape) {
   const float *x = a.as<float>(), *y = b.as<float>();
   int64_t count = product(outShape, 0, outShape.size());
   if (a.shape == outShape && b.shape == outShape) {

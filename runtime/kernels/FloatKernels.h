@@ -26,8 +26,8 @@ void matmulF32(const TensorView &a, const TensorView &b, bool transposeA,
                bool transposeB, const TensorView &out);
 
 /// out[E, C, N] = x[E, C, K] * w[E, K, N] (w[E, N, K] when transposed).
-void groupedMatmulF32(const TensorView &x, const TensorView &w,
-                      bool transposeW, const TensorView &out);
+void groupedMatmulF32(const TensorView &x, const TensorView &w, bool transposeW,
+                      const TensorView &out);
 
 enum class ArithKind { Add, Sub, Mul, Div };
 /// Elementwise arithmetic with numpy broadcasting.

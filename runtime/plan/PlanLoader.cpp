@@ -87,8 +87,7 @@ private:
     if (mesh.axis_names_size() == 0)
       fail("mesh", "has no axes (a one-rank plan has an axis of size 1)");
     if (mesh.axis_names_size() != mesh.axis_sizes_size())
-      fail("mesh", std::to_string(mesh.axis_names_size()) +
-                       " axis names but " +
+      fail("mesh", std::to_string(mesh.axis_names_size()) + " axis names but " +
                        std::to_string(mesh.axis_sizes_size()) + " sizes");
     int64_t ranks = 1;
     std::set<std::string> names;
@@ -125,10 +124,9 @@ private:
       const plan::Buffer &buffer = plan_.buffers(i);
       std::string field = "buffers[" + std::to_string(i) + "]";
       if (buffer.id() >= count)
-        fail(field + ".id", std::to_string(buffer.id()) +
-                                " is not below the buffer count " +
-                                std::to_string(count) +
-                                " (ids must be exactly 0..n-1)");
+        fail(field + ".id",
+             std::to_string(buffer.id()) + " is not below the buffer count " +
+                 std::to_string(count) + " (ids must be exactly 0..n-1)");
       if (seen[buffer.id()])
         fail(field + ".id", std::to_string(buffer.id()) + " appears twice");
       seen[buffer.id()] = true;
@@ -151,10 +149,9 @@ private:
              std::to_string(buffer.offset()) + " + " + std::to_string(bytes) +
                  " bytes runs past arena_bytes " + std::to_string(arena));
       if (buffer.offset() % byteSize(*dtype) != 0)
-        fail(field + ".offset", std::to_string(buffer.offset()) +
-                                    " is not aligned to the " +
-                                    std::to_string(byteSize(*dtype)) +
-                                    "-byte elements");
+        fail(field + ".offset",
+             std::to_string(buffer.offset()) + " is not aligned to the " +
+                 std::to_string(byteSize(*dtype)) + "-byte elements");
       BufferInfo &info = result_.buffers[buffer.id()];
       info.id = buffer.id();
       info.offset = buffer.offset();
@@ -166,7 +163,8 @@ private:
 
   const BufferInfo &bufferRef(const std::string &field, uint32_t id) const {
     if (id >= result_.buffers.size())
-      fail(field, "buffer " + std::to_string(id) + " does not exist (the plan has " +
+      fail(field, "buffer " + std::to_string(id) +
+                      " does not exist (the plan has " +
                       std::to_string(result_.buffers.size()) + ")");
     return result_.buffers[id];
   }
@@ -205,7 +203,8 @@ private:
     for (int i = 0; i < plan_.constants_size(); ++i) {
       const plan::Constant &constant = plan_.constants(i);
       std::string field = "constants[" + std::to_string(i) + "]";
-      const BufferInfo &buffer = bufferRef(field + ".buffer", constant.buffer());
+      const BufferInfo &buffer =
+          bufferRef(field + ".buffer", constant.buffer());
       if (constant.data().size() != buffer.bytes)
         fail(field + ".data", std::to_string(constant.data().size()) +
                                   " bytes, but " + describe(buffer) +
@@ -213,11 +212,12 @@ private:
       if (buffer.dtype == DType::I1)
         for (size_t k = 0; k < constant.data().size(); ++k)
           if (static_cast<uint8_t>(constant.data()[k]) > 1)
-            fail(field + ".data", "i1 element " + std::to_string(k) + " is " +
-                                      std::to_string(static_cast<uint8_t>(
-                                          constant.data()[k])) +
-                                      ", not 0 or 1");
-      fill(field + ".buffer", constant.buffer(), "constant " + std::to_string(i));
+            fail(field + ".data",
+                 "i1 element " + std::to_string(k) + " is " +
+                     std::to_string(static_cast<uint8_t>(constant.data()[k])) +
+                     ", not 0 or 1");
+      fill(field + ".buffer", constant.buffer(),
+           "constant " + std::to_string(i));
     }
   }
 
@@ -237,8 +237,7 @@ private:
         fail(field + ".name", quoted(name) + " is not in the weights file " +
                                   quoted(options_.weights->path()));
       if (!tensor->dtype)
-        fail(field + ".name", quoted(name) + " has dtype " +
-                                  tensor->dtypeName +
+        fail(field + ".name", quoted(name) + " has dtype " + tensor->dtypeName +
                                   " in the weights file, which Braid buffers "
                                   "cannot hold");
       if (*tensor->dtype != buffer.dtype)
@@ -249,10 +248,10 @@ private:
       std::vector<int64_t> fullShape(weight.full_shape().begin(),
                                      weight.full_shape().end());
       if (fullShape != tensor->shape)
-        fail(field + ".full_shape",
-             shapeToString(fullShape) + " differs from the shape " +
-                 shapeToString(tensor->shape) + " of " + quoted(name) +
-                 " in the weights file");
+        fail(field + ".full_shape", shapeToString(fullShape) +
+                                        " differs from the shape " +
+                                        shapeToString(tensor->shape) + " of " +
+                                        quoted(name) + " in the weights file");
       DimAxes dimAxes;
       for (const plan::DimSharding &dim : weight.sharding())
         dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
@@ -451,10 +450,10 @@ private:
     std::vector<int64_t> expected = in.shape;
     auto divide = [&](const char *name, int64_t dim) {
       if (expected[dim] % group != 0)
-        fail(where + "." + name,
-             "dimension " + std::to_string(dim) + " of the input " +
-                 describe(in) + " does not split into " +
-                 std::to_string(group) + " equal parts");
+        fail(where + "." + name, "dimension " + std::to_string(dim) +
+                                     " of the input " + describe(in) +
+                                     " does not split into " +
+                                     std::to_string(group) + " equal parts");
       expected[dim] /= group;
     };
     if (kind == "all_gather") {
@@ -504,8 +503,7 @@ private:
       for (int s = 0; s < streams; ++s) {
         const plan::Stream &stream = plan_.streams(s);
         while (next[s] < stream.instructions_size()) {
-          const plan::Instruction &instruction =
-              stream.instructions(next[s]);
+          const plan::Instruction &instruction = stream.instructions(next[s]);
           if (instruction.has_wait_event() &&
               !recorded[instruction.wait_event()])
             break;
@@ -554,7 +552,8 @@ LoadedPlan parsePlan(const void *data, size_t size,
   plan::Plan proto;
   if (!proto.ParseFromArray(data, static_cast<int>(size)))
     throw PlanError("the plan is not a valid binary Plan message (" +
-                    std::to_string(size) + " bytes; truncated or not a .bplan)");
+                    std::to_string(size) +
+                    " bytes; truncated or not a .bplan)");
   return validatePlan(std::move(proto), options);
 }
 

@@ -57,8 +57,10 @@ struct NpySpelling {
   const char *descr;
   DType dtype;
 };
-const NpySpelling kNpyDTypes[] = {{"<f4", DType::F32}, {"<f2", DType::F16},
-                                  {"<i8", DType::I64}, {"<i4", DType::I32},
+const NpySpelling kNpyDTypes[] = {{"<f4", DType::F32},
+                                  {"<f2", DType::F16},
+                                  {"<i8", DType::I64},
+                                  {"<i4", DType::I32},
                                   {"|b1", DType::I1}};
 
 /// The text after `'key':` in a NumPy header dict, with spaces skipped.

@@ -402,8 +402,7 @@ int run(int argc, char **argv) {
       writeTensorProto(options.outputsDir + "/output_" + std::to_string(i) +
                            ".pb",
                        outputs[i]);
-  if (!options.expectedDir.empty() &&
-      !compareOutputs(options, outputs, prefix))
+  if (!options.expectedDir.empty() && !compareOutputs(options, outputs, prefix))
     return 1;
   return 0;
 }

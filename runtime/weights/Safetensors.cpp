@@ -31,13 +31,13 @@ struct DTypeSpelling {
 /// Every dtype of the safetensors format; those without a Braid element type
 /// are valid in a file but cannot be loaded into a buffer.
 const DTypeSpelling kDTypes[] = {
-    {"F32", DType::F32, 4},     {"F16", DType::F16, 2},
-    {"BF16", DType::BF16, 2},   {"I64", DType::I64, 8},
-    {"I32", DType::I32, 4},     {"BOOL", DType::I1, 1},
-    {"F64", std::nullopt, 8},   {"I16", std::nullopt, 2},
-    {"I8", std::nullopt, 1},    {"U8", std::nullopt, 1},
-    {"U16", std::nullopt, 2},   {"U32", std::nullopt, 4},
-    {"U64", std::nullopt, 8},   {"F8_E4M3", std::nullopt, 1},
+    {"F32", DType::F32, 4},       {"F16", DType::F16, 2},
+    {"BF16", DType::BF16, 2},     {"I64", DType::I64, 8},
+    {"I32", DType::I32, 4},       {"BOOL", DType::I1, 1},
+    {"F64", std::nullopt, 8},     {"I16", std::nullopt, 2},
+    {"I8", std::nullopt, 1},      {"U8", std::nullopt, 1},
+    {"U16", std::nullopt, 2},     {"U32", std::nullopt, 4},
+    {"U64", std::nullopt, 8},     {"F8_E4M3", std::nullopt, 1},
     {"F8_E5M2", std::nullopt, 1},
 };
 
@@ -101,8 +101,9 @@ std::shared_ptr<const uint8_t> mapFile(const std::string &path,
                        "': " + std::strerror(error));
   uint64_t length = size;
   return std::shared_ptr<const uint8_t>(
-      static_cast<const uint8_t *>(base),
-      [length](const uint8_t *p) { ::munmap(const_cast<uint8_t *>(p), length); });
+      static_cast<const uint8_t *>(base), [length](const uint8_t *p) {
+        ::munmap(const_cast<uint8_t *>(p), length);
+      });
 }
 } // namespace
 
@@ -211,8 +212,7 @@ void SafetensorsFile::parse() {
     std::optional<uint64_t> expected = multiply(elements, spelling->bytes);
     if (!expected || *expected != *end - *begin)
       throw bad("holds " + std::to_string(*end - *begin) + " bytes, but " +
-                tensor.dtypeName + " of shape " +
-                shapeIt->dump() + " needs " +
+                tensor.dtypeName + " of shape " + shapeIt->dump() + " needs " +
                 (expected ? std::to_string(*expected) : "more than 2^64"));
     tensor.begin = *begin;
     tensor.end = *end;
@@ -255,13 +255,15 @@ encodeSafetensors(const std::vector<SafetensorsEntry> &entries) {
   json header = json::object();
   uint64_t offset = 0;
   for (const SafetensorsEntry &entry : entries) {
-    header[entry.name] = {{"dtype", std::string(safetensorsDTypeName(entry.dtype))},
-                          {"shape", entry.shape},
-                          {"data_offsets", {offset, offset + entry.data.size()}}};
+    header[entry.name] = {
+        {"dtype", std::string(safetensorsDTypeName(entry.dtype))},
+        {"shape", entry.shape},
+        {"data_offsets", {offset, offset + entry.data.size()}}};
     offset += entry.data.size();
   }
   std::string text = header.dump();
-  // Pad with spaces so the data starts 8-byte aligned, as the Python writer does.
+  // Pad with spaces so the data starts 8-byte aligned, as the Python writer
+  // does.
   while ((8 + text.size()) % 8)
     text.push_back(' ');
   std::vector<uint8_t> bytes;

@@ -96,7 +96,8 @@ struct SafetensorsEntry {
 };
 
 /// Encodes tensors as a safetensors file (in the order given).
-std::vector<uint8_t> encodeSafetensors(const std::vector<SafetensorsEntry> &entries);
+std::vector<uint8_t>
+encodeSafetensors(const std::vector<SafetensorsEntry> &entries);
 
 /// The safetensors spelling of `dtype` ("F32", "BF16", "BOOL", ...).
 std::string_view safetensorsDTypeName(DType dtype);

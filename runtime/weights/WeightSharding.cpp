@@ -29,10 +29,9 @@ std::vector<int64_t> sliceCounts(const std::vector<int64_t> &fullShape,
   if (dimAxes.empty())
     return counts;
   if (dimAxes.size() != rank)
-    throw std::invalid_argument("sharding has " +
-                                std::to_string(dimAxes.size()) +
-                                " entries for a tensor of rank " +
-                                std::to_string(rank));
+    throw std::invalid_argument(
+        "sharding has " + std::to_string(dimAxes.size()) +
+        " entries for a tensor of rank " + std::to_string(rank));
   std::vector<bool> used(mesh.axisNames.size(), false);
   for (size_t d = 0; d < rank; ++d) {
     int64_t previous = -1;
@@ -55,10 +54,10 @@ std::vector<int64_t> sliceCounts(const std::vector<int64_t> &fullShape,
       counts[d] *= mesh.axisSizes[position];
     }
     if (fullShape[d] % counts[d] != 0)
-      throw std::invalid_argument(
-          "dimension " + std::to_string(d) + " of size " +
-          std::to_string(fullShape[d]) + " does not split evenly into " +
-          std::to_string(counts[d]) + " slices");
+      throw std::invalid_argument("dimension " + std::to_string(d) +
+                                  " of size " + std::to_string(fullShape[d]) +
+                                  " does not split evenly into " +
+                                  std::to_string(counts[d]) + " slices");
   }
   return counts;
 }

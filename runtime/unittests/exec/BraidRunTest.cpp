@@ -97,11 +97,11 @@ protected:
   void SetUp() override {
     dir = testing::TempDir() + "/braid-run-test-" + std::to_string(::getpid()) +
           "-" + testing::UnitTest::GetInstance()->current_test_info()->name();
-    ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir +
-                           "/inputs' '" + dir + "/expected' '" + dir +
-                           "/outputs'")
-                              .c_str()),
-              0);
+    ASSERT_EQ(
+        std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/inputs' '" +
+                     dir + "/expected' '" + dir + "/outputs'")
+                        .c_str()),
+        0);
     PlanBuilder p({"x"}, {1});
     uint32_t x = p.buffer(DType::F32, {2, 4});
     uint32_t w = p.buffer(DType::F32, {4, 3});
@@ -158,15 +158,16 @@ TEST_F(BraidRunTest, RunsAndMatchesExpectedOutputs) {
                            dir + "/expected --outputs " + dir +
                            "/outputs --trace " + dir + "/trace.json");
   EXPECT_EQ(result.status, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("output 0 'probs' f32 [2, 3]: max abs err"));
+  EXPECT_THAT(result.output,
+              HasSubstr("output 0 'probs' f32 [2, 3]: max abs err"));
   EXPECT_THAT(result.output, HasSubstr("PASS"));
   EXPECT_THAT(result.output, HasSubstr("stream 'compute': busy"));
   EXPECT_THAT(result.output, HasSubstr("stream 'comm': busy"));
 
   HostTensor written = readTensorProto(dir + "/outputs/output_0.pb");
   EXPECT_EQ(written.name, "probs");
-  ref::Tensor actual = readTensor(written.dtype, written.shape,
-                                  written.data.data());
+  ref::Tensor actual =
+      readTensor(written.dtype, written.shape, written.data.data());
   for (size_t k = 0; k < expected.f.size(); ++k)
     EXPECT_NEAR(actual.f[k], expected.f[k], 1e-6);
 
@@ -184,8 +185,9 @@ TEST_F(BraidRunTest, NamedNpyInputsAndRepeats) {
 }
 
 TEST_F(BraidRunTest, DifferentExpectedOutputsFail) {
-  ref::Tensor wrong = ref::binary(ref::BinaryKind::Add, expected,
-                                  ref::Tensor::ofFloats(DType::F32, {}, {1e-3}));
+  ref::Tensor wrong =
+      ref::binary(ref::BinaryKind::Add, expected,
+                  ref::Tensor::ofFloats(DType::F32, {}, {1e-3}));
   writeTensorProto(dir + "/expected/output_0.pb", hostOf(wrong, "probs"));
   Result result = braidRun(plan + " --inputs " + dir + "/inputs --expected " +
                            dir + "/expected");
@@ -205,8 +207,8 @@ TEST_F(BraidRunTest, ErrorsAreOneMessageAndWriteNothing) {
               HasSubstr("braid-run: error: input 0 'x' (f32 [2, 4]) has no "
                         "data: give --inputs DIR or --input x=FILE"));
 
-  Result shape = braidRun(plan + " --inputs " + dir + "/inputs --input x=" +
-                          dir + "/bias.npy");
+  Result shape = braidRun(plan + " --inputs " + dir +
+                          "/inputs --input x=" + dir + "/bias.npy");
   EXPECT_EQ(shape.status, 2);
   EXPECT_THAT(shape.output, HasSubstr("must be f32 [2, 4], but"));
 
@@ -240,8 +242,8 @@ namespace {
 /// shards are all-gathered, and a row-parallel one (rank-dependent slice of
 /// the input, row-sharded weight) whose partial sums are all-reduced.
 TEST(BraidRunMpiTest, TwoRanksUnderMpirun) {
-  std::string dir = testing::TempDir() + "/braid-run-mpi-" +
-                    std::to_string(::getpid());
+  std::string dir =
+      testing::TempDir() + "/braid-run-mpi-" + std::to_string(::getpid());
   ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir +
                          "/inputs' '" + dir + "/expected'")
                             .c_str()),
@@ -296,9 +298,9 @@ TEST(BraidRunMpiTest, TwoRanksUnderMpirun) {
 
   std::string command =
       "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-      std::string(BRAID_MPIEXEC) + " -n 2 --oversubscribe " BRAID_RUN_PATH
-      " " + dir + "/model.bplan --inputs " + dir + "/inputs --expected " +
-      dir + "/expected --timeout-s 60 2>&1";
+      std::string(BRAID_MPIEXEC) + " -n 2 --oversubscribe " BRAID_RUN_PATH " " +
+      dir + "/model.bplan --inputs " + dir + "/inputs --expected " + dir +
+      "/expected --timeout-s 60 2>&1";
   FILE *pipe = ::popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;

@@ -30,8 +30,8 @@
 using namespace braid::rt;
 namespace plan = braid::plan;
 using namespace braid::rt::test;
-using testing::HasSubstr;
 using ref::Tensor;
+using testing::HasSubstr;
 
 namespace {
 
@@ -346,7 +346,8 @@ TEST(ExecutorTest, ShardedWeightsAndRankDependentIndices) {
   offset->add_rank_axes("tp");
   offset->add_rank_coefficients(2);
 
-  std::vector<float> wValues = randomValues(24, 20), xValues = randomValues(18, 21);
+  std::vector<float> wValues = randomValues(24, 20),
+                     xValues = randomValues(18, 21);
   SafetensorsFile weights = weightsOf("w", {6, 4}, wValues);
   LoadedPlan plan = load(p, &weights, 2);
   auto outputs = runOnAllRanks(plan, &weights, [&](int64_t, Executor &e) {

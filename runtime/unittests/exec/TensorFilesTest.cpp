@@ -39,7 +39,8 @@ std::string temporaryPath(const std::string &name) {
 }
 
 TEST(TensorFilesTest, NpyRoundTrips) {
-  for (DType dtype : {DType::F32, DType::F16, DType::I64, DType::I32, DType::I1})
+  for (DType dtype :
+       {DType::F32, DType::F16, DType::I64, DType::I32, DType::I1})
     for (const std::vector<int64_t> &shape :
          {std::vector<int64_t>{}, {3}, {2, 3}, {2, 0, 4}}) {
       HostTensor tensor = tensorOf(dtype, shape);
@@ -60,8 +61,9 @@ TEST(TensorFilesTest, ReadsWhatNumPyWrites) {
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
   header.append(128 - 10 - header.size() - 1, ' ');
   header.push_back('\n');
-  std::vector<uint8_t> bytes = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                                static_cast<uint8_t>(header.size()), 0};
+  std::vector<uint8_t> bytes = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(header.size()),
+      0};
   bytes.insert(bytes.end(), header.begin(), header.end());
   for (float value : {0.f, 1.f, 2.f, 3.f, 4.f, 5.f}) {
     uint8_t raw[4];
@@ -77,8 +79,11 @@ TEST(TensorFilesTest, ReadsWhatNumPyWrites) {
 
 TEST(TensorFilesTest, NpyErrors) {
   auto error = [](std::string header, size_t dataBytes) -> std::string {
-    std::vector<uint8_t> bytes = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                                  static_cast<uint8_t>(header.size()), 0};
+    std::vector<uint8_t> bytes = {
+        0x93, 'N', 'U',
+        'M',  'P', 'Y',
+        1,    0,   static_cast<uint8_t>(header.size()),
+        0};
     bytes.insert(bytes.end(), header.begin(), header.end());
     bytes.resize(bytes.size() + dataBytes);
     try {
@@ -88,14 +93,19 @@ TEST(TensorFilesTest, NpyErrors) {
     }
     return "";
   };
-  EXPECT_THAT(error("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", 8),
-              HasSubstr("dtype '<f8'"));
-  EXPECT_THAT(error("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", 4),
-              HasSubstr("Fortran-order"));
-  EXPECT_THAT(error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8),
-              HasSubstr("holds 8 data bytes, but the header's dtype and shape need 12"));
-  EXPECT_THAT(error("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", 4),
-              HasSubstr("not a tuple of integers"));
+  EXPECT_THAT(
+      error("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", 8),
+      HasSubstr("dtype '<f8'"));
+  EXPECT_THAT(
+      error("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", 4),
+      HasSubstr("Fortran-order"));
+  EXPECT_THAT(
+      error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8),
+      HasSubstr(
+          "holds 8 data bytes, but the header's dtype and shape need 12"));
+  EXPECT_THAT(
+      error("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", 4),
+      HasSubstr("not a tuple of integers"));
   EXPECT_THAT(error("{'fortran_order': False, 'shape': (1,), }", 4),
               HasSubstr("no 'descr'"));
   const uint8_t garbage[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
@@ -103,8 +113,8 @@ TEST(TensorFilesTest, NpyErrors) {
 }
 
 TEST(TensorFilesTest, TensorProtoRoundTripsAndFiles) {
-  for (DType dtype :
-       {DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::I1}) {
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::I64,
+                      DType::I32, DType::I1}) {
     HostTensor tensor = tensorOf(dtype, {2, 3});
     std::vector<uint8_t> bytes = encodeTensorProto(tensor);
     HostTensor back = decodeTensorProto(bytes.data(), bytes.size(), "mem");
@@ -177,26 +187,29 @@ TEST(TensorFilesTest, TensorProtoTypedFields) {
   braid::onnx_compat::TensorProto doubles;
   doubles.set_data_type(braid::onnx_compat::TensorProto::DOUBLE);
   bytes = doubles.SerializeAsString();
-  EXPECT_THROW(decodeTensorProto(reinterpret_cast<const uint8_t *>(bytes.data()),
-                                 bytes.size(), "d"),
-               TensorFileError);
+  EXPECT_THROW(
+      decodeTensorProto(reinterpret_cast<const uint8_t *>(bytes.data()),
+                        bytes.size(), "d"),
+      TensorFileError);
 
   braid::onnx_compat::TensorProto external;
   external.set_data_type(braid::onnx_compat::TensorProto::FLOAT);
   external.set_data_location(braid::onnx_compat::TensorProto::EXTERNAL);
   bytes = external.SerializeAsString();
-  EXPECT_THROW(decodeTensorProto(reinterpret_cast<const uint8_t *>(bytes.data()),
-                                 bytes.size(), "e"),
-               TensorFileError);
+  EXPECT_THROW(
+      decodeTensorProto(reinterpret_cast<const uint8_t *>(bytes.data()),
+                        bytes.size(), "e"),
+      TensorFileError);
 
   braid::onnx_compat::TensorProto raw;
   raw.add_dims(2);
   raw.set_data_type(braid::onnx_compat::TensorProto::INT32);
   raw.set_raw_data(std::string(7, '\0'));
   bytes = raw.SerializeAsString();
-  EXPECT_THROW(decodeTensorProto(reinterpret_cast<const uint8_t *>(bytes.data()),
-                                 bytes.size(), "r"),
-               TensorFileError);
+  EXPECT_THROW(
+      decodeTensorProto(reinterpret_cast<const uint8_t *>(bytes.data()),
+                        bytes.size(), "r"),
+      TensorFileError);
 }
 
 } // namespace

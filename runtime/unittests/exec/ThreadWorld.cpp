@@ -61,33 +61,33 @@ public:
   void reduceScatter(const std::vector<std::string> &axes, const void *in,
                      void *out, int64_t count, DType dtype,
                      ReduceOp op) override {
-    exchange(axes, in, [&](const std::vector<const void *> &inputs,
-                           size_t self) {
-      reduceBlocks(inputs, self * count, count, dtype, op, out);
-    });
+    exchange(axes, in,
+             [&](const std::vector<const void *> &inputs, size_t self) {
+               reduceBlocks(inputs, self * count, count, dtype, op, out);
+             });
   }
 
-  void allToAll(const std::vector<std::string> &axes, const void *in,
-                void *out, int64_t count, DType dtype) override {
+  void allToAll(const std::vector<std::string> &axes, const void *in, void *out,
+                int64_t count, DType dtype) override {
     size_t bytes = count * byteSize(dtype);
-    exchange(axes, in, [&](const std::vector<const void *> &inputs,
-                           size_t self) {
-      for (size_t i = 0; i < inputs.size(); ++i)
-        std::memcpy(static_cast<char *>(out) + i * bytes,
-                    static_cast<const char *>(inputs[i]) + self * bytes,
-                    bytes);
-    });
+    exchange(
+        axes, in, [&](const std::vector<const void *> &inputs, size_t self) {
+          for (size_t i = 0; i < inputs.size(); ++i)
+            std::memcpy(static_cast<char *>(out) + i * bytes,
+                        static_cast<const char *>(inputs[i]) + self * bytes,
+                        bytes);
+        });
   }
 
-  void permute(const std::vector<std::string> &axes, const void *in,
-               void *out, int64_t count, DType dtype, int64_t shift) override {
+  void permute(const std::vector<std::string> &axes, const void *in, void *out,
+               int64_t count, DType dtype, int64_t shift) override {
     size_t bytes = count * byteSize(dtype);
-    exchange(axes, in, [&](const std::vector<const void *> &inputs,
-                           size_t self) {
-      int64_t n = static_cast<int64_t>(inputs.size());
-      int64_t from = ((static_cast<int64_t>(self) - shift) % n + n) % n;
-      std::memcpy(out, inputs[from], bytes);
-    });
+    exchange(
+        axes, in, [&](const std::vector<const void *> &inputs, size_t self) {
+          int64_t n = static_cast<int64_t>(inputs.size());
+          int64_t from = ((static_cast<int64_t>(self) - shift) % n + n) % n;
+          std::memcpy(out, inputs[from], bytes);
+        });
   }
 
   void broadcast(const std::vector<std::string> &axes, const void *in,
@@ -147,8 +147,8 @@ std::unique_ptr<Communicator> ThreadWorld::communicator(int64_t rank) {
 
 ThreadWorld::Meeting &ThreadWorld::meeting(const std::vector<int64_t> &members,
                                            int64_t rank, bool leaving) {
-  auto &counter = leaving ? departures_[{rank, members}]
-                          : arrivals_[{rank, members}];
+  auto &counter =
+      leaving ? departures_[{rank, members}] : arrivals_[{rank, members}];
   Meeting &meeting = meetings_[{members, counter}];
   if (meeting.inputs.empty())
     meeting.inputs.resize(members.size());
@@ -161,7 +161,8 @@ ThreadWorld::arrive(const std::vector<int64_t> &members, int64_t rank,
                     const void *in, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   Meeting &m = meeting(members, rank, /*leaving=*/false);
-  size_t self = std::find(members.begin(), members.end(), rank) - members.begin();
+  size_t self =
+      std::find(members.begin(), members.end(), rank) - members.begin();
   m.inputs[self] = in;
   ++m.arrived;
   changed_.notify_all();

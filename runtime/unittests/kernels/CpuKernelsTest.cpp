@@ -161,8 +161,8 @@ void expectMatches(KernelCall call, const std::vector<Tensor> &expected,
                    double tolerance = 0) {
   std::string what = call.kernel.op();
   for (const Tensor &input : call.inputs)
-    what += " " + std::string(toString(input.dtype)) +
-            shapeToString(input.shape);
+    what +=
+        " " + std::string(toString(input.dtype)) + shapeToString(input.shape);
   std::vector<Tensor> actual = call.run();
   ASSERT_EQ(actual.size(), expected.size()) << what;
   for (size_t i = 0; i < actual.size(); ++i)
@@ -175,15 +175,51 @@ double toleranceFor(DType dtype, bool direct) {
 }
 
 TEST(CpuKernelsTest, RegistryKnowsEveryBraidOp) {
-  for (const char *op :
-       {"neg", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid",
-        "silu", "relu", "gelu", "add", "sub", "mul", "div", "pow", "max",
-        "min", "compare", "select", "cast", "matmul", "grouped_matmul",
-        "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm",
-        "rms_norm", "rotary", "gather", "reshape", "transpose", "slice",
-        "concat", "split", "broadcast_to", "attention", "attention_partial",
-        "attention_merge", "router_topk", "moe_dispatch", "moe_combine",
-        "cross_entropy", "copy"})
+  for (const char *op : {"neg",
+                         "exp",
+                         "log",
+                         "sqrt",
+                         "rsqrt",
+                         "tanh",
+                         "erf",
+                         "sigmoid",
+                         "silu",
+                         "relu",
+                         "gelu",
+                         "add",
+                         "sub",
+                         "mul",
+                         "div",
+                         "pow",
+                         "max",
+                         "min",
+                         "compare",
+                         "select",
+                         "cast",
+                         "matmul",
+                         "grouped_matmul",
+                         "reduce_sum",
+                         "reduce_mean",
+                         "reduce_max",
+                         "softmax",
+                         "layer_norm",
+                         "rms_norm",
+                         "rotary",
+                         "gather",
+                         "reshape",
+                         "transpose",
+                         "slice",
+                         "concat",
+                         "split",
+                         "broadcast_to",
+                         "attention",
+                         "attention_partial",
+                         "attention_merge",
+                         "router_topk",
+                         "moe_dispatch",
+                         "moe_combine",
+                         "cross_entropy",
+                         "copy"})
     EXPECT_NE(cpuKernels().lookup(op), nullptr) << op;
   EXPECT_EQ(cpuKernels().lookup("constant"), nullptr);
   EXPECT_EQ(cpuKernels().lookup("all_reduce"), nullptr);
@@ -221,8 +257,8 @@ TEST(CpuKernelsTest, BinaryWithBroadcasting) {
       {"add", B::Add}, {"sub", B::Sub}, {"mul", B::Mul}, {"div", B::Div},
       {"pow", B::Pow}, {"max", B::Max}, {"min", B::Min}};
   const std::pair<Shape, Shape> shapes[] = {
-      {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}},    {{2, 1, 4}, {3, 1}},
-      {{2, 3, 4}, {}},        {{}, {2, 3}},        {{3, 1}, {1, 5}},
+      {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}},      {{2, 1, 4}, {3, 1}},
+      {{2, 3, 4}, {}},        {{}, {2, 3}},          {{3, 1}, {1, 5}},
       {{4}, {2, 3, 4}},       {{2, 3, 1}, {2, 1, 5}}};
   for (DType dtype : {DType::F32, DType::F16, DType::BF16})
     for (const auto &[op, kind] : kinds)
@@ -282,13 +318,13 @@ TEST(CpuKernelsTest, MatmulF32UsesBlasAndMatchesReference) {
   };
   const Case cases[] = {
       {{5, 7}, {7, 3}, false, false},
-      {{2, 5, 7}, {7, 3}, false, false},          // one weight: one GEMM
-      {{2, 7, 5}, {2, 3, 7}, true, true},         // both transposed
-      {{2, 1, 5, 7}, {3, 7, 4}, false, false},    // batch broadcast
-      {{5, 7}, {2, 7, 3}, false, false},          // lhs broadcast
-      {{2, 3, 7, 5}, {7, 6}, true, false},        // transposed lhs, no batch
+      {{2, 5, 7}, {7, 3}, false, false},       // one weight: one GEMM
+      {{2, 7, 5}, {2, 3, 7}, true, true},      // both transposed
+      {{2, 1, 5, 7}, {3, 7, 4}, false, false}, // batch broadcast
+      {{5, 7}, {2, 7, 3}, false, false},       // lhs broadcast
+      {{2, 3, 7, 5}, {7, 6}, true, false},     // transposed lhs, no batch
       {{2, 5, 7}, {1, 6, 7}, false, true},
-      {{3, 0}, {0, 4}, false, false},             // empty contraction
+      {{3, 0}, {0, 4}, false, false}, // empty contraction
       {{33, 65}, {65, 17}, false, false}};
   for (const Case &c : cases) {
     Tensor a = randomFloats(DType::F32, c.a);
@@ -322,8 +358,8 @@ TEST(CpuKernelsTest, MatmulF32UsesBlasAndMatchesReference) {
 TEST(CpuKernelsTest, GroupedMatmul) {
   for (bool transposed : {false, true}) {
     Tensor x = randomFloats(DType::F32, {3, 4, 6});
-    Tensor w = randomFloats(DType::F32, transposed ? Shape{3, 5, 6}
-                                                   : Shape{3, 6, 5});
+    Tensor w =
+        randomFloats(DType::F32, transposed ? Shape{3, 5, 6} : Shape{3, 6, 5});
     KernelCall call("grouped_matmul");
     setBool(call.kernel, "transpose_rhs", transposed);
     expectMatches(call.in(x).in(w).out(DType::F32, {3, 4, 5}),
@@ -375,10 +411,10 @@ TEST(CpuKernelsTest, SoftmaxAndNormalizations) {
         call.in(x).in(gamma);
         if (withBeta)
           call.in(beta);
-        expectMatches(call.out(dtype, x.shape),
-                      {ref::layerNorm(x, gamma, withBeta ? &beta : nullptr,
-                                      axis, 1e-5)},
-                      tolerance);
+        expectMatches(
+            call.out(dtype, x.shape),
+            {ref::layerNorm(x, gamma, withBeta ? &beta : nullptr, axis, 1e-5)},
+            tolerance);
       }
       KernelCall rms("rms_norm");
       setInt(rms.kernel, "axis", axis);
@@ -482,8 +518,9 @@ TEST(CpuKernelsTest, ShapeOps) {
                 ref::split(w, 1, {1, 2, 3}));
 
   Tensor column = randomFloats(DType::F32, {3, 1});
-  expectMatches(KernelCall("broadcast_to").in(column).out(DType::F32, {2, 3, 4}),
-                {ref::broadcastTo(column, {2, 3, 4})});
+  expectMatches(
+      KernelCall("broadcast_to").in(column).out(DType::F32, {2, 3, 4}),
+      {ref::broadcastTo(column, {2, 3, 4})});
 }
 
 TEST(CpuKernelsTest, Attention) {
@@ -494,9 +531,9 @@ TEST(CpuKernelsTest, Attention) {
     KernelCall call("attention");
     setBool(call.kernel, "causal", causal);
     setFloat(call.kernel, "scale", 0.35);
-    expectMatches(call.in(q).in(k).in(v).out(DType::F32, {2, 4, 3, 6}),
-                  {ref::attention(q, k, v, nullptr, causal, std::nullopt, 0.35)
-                       .out});
+    expectMatches(
+        call.in(q).in(k).in(v).out(DType::F32, {2, 4, 3, 6}),
+        {ref::attention(q, k, v, nullptr, causal, std::nullopt, 0.35).out});
   }
   // A causal offset from the plan's index operand, and a boolean mask.
   Tensor mask = randomInts(DType::I1, {1, 1, 3, 5}, 0, 1);
@@ -505,7 +542,11 @@ TEST(CpuKernelsTest, Attention) {
   setFloat(masked.kernel, "scale", 0.5);
   setBool(masked.kernel, "has_mask", true);
   ref::AttentionResult expected = ref::attention(q, k, v, &mask, true, 1, 0.5);
-  expectMatches(masked.in(q).in(k).in(v).in(mask).index(1)
+  expectMatches(masked.in(q)
+                    .in(k)
+                    .in(v)
+                    .in(mask)
+                    .index(1)
                     .out(DType::F32, {2, 4, 3, 6})
                     .out(DType::F32, {2, 4, 3}),
                 {expected.out, expected.lse});
@@ -513,10 +554,9 @@ TEST(CpuKernelsTest, Attention) {
   Tensor additive = randomFloats(DType::F32, {3, 5});
   KernelCall added("attention");
   setFloat(added.kernel, "scale", 0.25);
-  expectMatches(added.in(q).in(k).in(v).in(additive).out(DType::F32,
-                                                        {2, 4, 3, 6}),
-                {ref::attention(q, k, v, &additive, false, std::nullopt, 0.25)
-                     .out});
+  expectMatches(
+      added.in(q).in(k).in(v).in(additive).out(DType::F32, {2, 4, 3, 6}),
+      {ref::attention(q, k, v, &additive, false, std::nullopt, 0.25).out});
 
   // Two halves of the keys merge into the whole.
   Tensor k0 = ref::slice(k, {0, 0, 0, 0}, {2, 2, 2, 8}, {1, 1, 1, 1});
@@ -527,8 +567,8 @@ TEST(CpuKernelsTest, Attention) {
       ref::attention(q, k0, v0, nullptr, false, std::nullopt, 0.3);
   ref::AttentionResult p1 =
       ref::attention(q, k1, v1, nullptr, false, std::nullopt, 0.3);
-  ref::AttentionResult merged = ref::attentionMerge({p0.out, p1.out},
-                                                    {p0.lse, p1.lse});
+  ref::AttentionResult merged =
+      ref::attentionMerge({p0.out, p1.out}, {p0.lse, p1.lse});
   expectMatches(KernelCall("attention_merge")
                     .in(p0.out)
                     .in(p1.out)
@@ -546,10 +586,9 @@ TEST(CpuKernelsTest, MixtureOfExperts) {
     setInt(router.kernel, "k", 2);
     setBool(router.kernel, "normalize", normalize);
     ref::RouterResult expected = ref::routerTopK(logits, 2, normalize);
-    expectMatches(router.in(logits)
-                      .out(DType::F32, {6, 2})
-                      .out(DType::I64, {6, 2}),
-                  {expected.weights, expected.experts});
+    expectMatches(
+        router.in(logits).out(DType::F32, {6, 2}).out(DType::I64, {6, 2}),
+        {expected.weights, expected.experts});
   }
   ref::RouterResult routed = ref::routerTopK(logits, 2, true);
   Tensor x = randomFloats(DType::F32, {6, 5});
@@ -593,7 +632,9 @@ TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
     return "";
   };
   Tensor x = randomFloats(DType::F32, {2, 3});
-  EXPECT_THAT(error(KernelCall("add").in(x).in(randomFloats(DType::F32, {4}))
+  EXPECT_THAT(error(KernelCall("add")
+                        .in(x)
+                        .in(randomFloats(DType::F32, {4}))
                         .out(DType::F32, {2, 3})),
               testing::HasSubstr("do not broadcast"));
   EXPECT_THAT(error(KernelCall("exp").in(x).out(DType::F32, {3, 2})),

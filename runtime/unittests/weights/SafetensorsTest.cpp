@@ -107,34 +107,49 @@ TEST(SafetensorsTest, RejectsMalformedFiles) {
   EXPECT_THAT(errorOf(fileOf(R"({"a": 3})", 0)),
               HasSubstr("tensor 'a': entry is not an object"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "Q7", "shape": [], "data_offsets": [0, 0]}})", 0)),
+      errorOf(fileOf(
+          R"({"a": {"dtype": "Q7", "shape": [], "data_offsets": [0, 0]}})", 0)),
       HasSubstr("tensor 'a': unknown dtype 'Q7'"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}})", 0)),
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}})",
+          0)),
       HasSubstr("shape entry -1 is not a non-negative integer"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 4)),
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})",
+          4)),
       HasSubstr("data_offsets [0, 8] are outside the 4 data bytes"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 4]}})", 16)),
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 4]}})",
+          16)),
       HasSubstr("are outside"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 16)),
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})",
+          16)),
       HasSubstr("holds 8 bytes, but F32 of shape [3] needs 12"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}})", 16)),
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}})",
+          16)),
       HasSubstr("more than 2^64"));
   EXPECT_THAT(
-      errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                          "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
-                     16)),
+          16)),
       HasSubstr("tensors 'a' and 'b' overlap"));
   EXPECT_THAT(errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [1]}})", 4)),
               HasSubstr("'data_offsets' is missing"));
   EXPECT_THAT(errorOf(fileOf(R"({"__metadata__": {"k": 1}})", 0)),
               HasSubstr("__metadata__ value 'k' is not a string"));
-  EXPECT_THAT(errorOf(fileOf(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0.5, 4]}})", 4)),
-              HasSubstr("are not non-negative integers"));
+  EXPECT_THAT(
+      errorOf(fileOf(
+          R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0.5, 4]}})",
+          4)),
+      HasSubstr("are not non-negative integers"));
 }
 
 } // namespace
