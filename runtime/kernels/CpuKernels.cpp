@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/Shape.h"
 #include "runtime/kernels/CpuKernels.h"
 
 #include "runtime/kernels/ElementIO.h"
@@ -28,7 +29,9 @@
 namespace braid::rt {
 
 namespace {
-using Shape = std::vector<int64_t>;
+using ::braid::rt::Shape;
+using ::braid::rt::broadcastShapes;
+using ::braid::rt::broadcastsTo;
 
 /// The marker of a dynamic slice offset (MLIR's ShapedType::kDynamic).
 constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
@@ -82,29 +85,6 @@ void expectDim(int64_t dim, int64_t rank, const std::string &what) {
   if (dim < 0 || dim >= rank)
     fail(what + " " + std::to_string(dim) + " is out of range for rank " +
          std::to_string(rank));
-}
-
-std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape result(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t sa = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
-    int64_t sb = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
-    if (sa != sb && sa != 1 && sb != 1)
-      return std::nullopt;
-    result[d] = sa == 1 ? sb : sa;
-  }
-  return result;
-}
-
-bool broadcastsTo(const Shape &shape, const Shape &target) {
-  if (shape.size() > target.size())
-    return false;
-  size_t offset = target.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1 && shape[d] != target[d + offset])
-      return false;
-  return true;
 }
 
 /// Checks that the inputs broadcast together to exactly the output shape.

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/Shape.h"
 #include "runtime/reference/ReferenceKernels.h"
 
 #include <algorithm>
@@ -25,7 +26,9 @@ namespace braid::rt::ref {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
+using ::braid::rt::Shape;
+using ::braid::rt::broadcastShapes;
+using ::braid::rt::broadcastsTo;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -115,31 +118,6 @@ Shape unravel(int64_t linear, const Shape &shape) {
     linear /= shape[d];
   }
   return index;
-}
-
-/// Numpy broadcast of two shapes, or nullopt when they do not broadcast.
-std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape result(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t sa = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
-    int64_t sb = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
-    if (sa != sb && sa != 1 && sb != 1)
-      return std::nullopt;
-    result[d] = sa == 1 ? sb : sa;
-  }
-  return result;
-}
-
-/// Whether `shape` broadcasts numpy-style to exactly `target`.
-bool broadcastsTo(const Shape &shape, const Shape &target) {
-  if (shape.size() > target.size())
-    return false;
-  size_t offset = target.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1 && shape[d] != target[d + offset])
-      return false;
-  return true;
 }
 
 /// For every element of `target` (row-major), the position of the element of
