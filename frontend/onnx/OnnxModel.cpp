@@ -85,10 +85,14 @@ static Expected<std::string> readExternal(const onnx::TensorProto &tensor,
   for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
     if (entry.key() == "location")
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoll(entry.value());
-    else if (entry.key() == "length")
-      length = std::stoll(entry.value());
+    else if (entry.key() == "offset" || entry.key() == "length") {
+      int64_t value;
+      if (StringRef(entry.value()).getAsInteger(10, value) || value < 0)
+        return makeError("tensor '" + tensor.name() + "' has external data " +
+                         entry.key() + " '" + entry.value() +
+                         "', not a non-negative integer");
+      (entry.key() == "offset" ? offset : length) = value;
+    }
   }
   if (location.empty())
     return makeError("tensor '" + tensor.name() +
@@ -112,7 +116,7 @@ static Expected<std::string> readExternal(const onnx::TensorProto &tensor,
                      "' (" + llvm::Twine(data.size()) + " bytes)");
   if (length < 0)
     length = data.size() - offset;
-  if (static_cast<uint64_t>(offset + length) > data.size())
+  if (static_cast<uint64_t>(length) > data.size() - offset)
     return makeError("tensor '" + tensor.name() + "': external data '" + path +
                      "' holds " + llvm::Twine(data.size()) +
                      " bytes, fewer than offset " + llvm::Twine(offset) +
