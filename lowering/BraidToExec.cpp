@@ -361,8 +361,8 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
     if (auto weight = dyn_cast<GetWeightOp>(op)) {
       auto type = weight.getType();
       SmallVector<Attribute> sharding(type.getRank(), b.getArrayAttr({}));
-      if (auto given = op->getAttrOfType<ArrayAttr>("braid.sharding"))
-        sharding.assign(given.begin(), given.end());
+      if (std::optional<ArrayAttr> given = weight.getSharding())
+        sharding.assign(given->begin(), given->end());
       auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
           weight, weight.getNameAttr());
       exec::WeightOp::create(

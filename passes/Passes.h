@@ -3,6 +3,7 @@
 #ifndef BRAID_PASSES_PASSES_H
 #define BRAID_PASSES_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -61,4 +61,36 @@ def BraidRaiseAttention : Pass<"braid-raise-attention"> {
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
+def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
+  let summary = "Partitions a single-device program over a mesh (SPMD)";
+  let description = [{
+    Turns `@main` into the program of one rank of `braid.mesh @world(tp = N)`
+    (created if absent). Shardings propagate forward through every op's
+    dimension mapping (no per-op cases): a dimension is sharded when its
+    major factor is; a reduction factor that is sharded makes the result a
+    partial sum, completed by an inserted `braid.all_reduce` before its first
+    use; a sharded factor an op needs whole (softmax axis, norm axis, split
+    dimension) is first gathered with `braid.all_gather`. Operands that must
+    match a sharded factor are sharded where they are free to be: a weight
+    read only there is loaded sliced (`braid.get_weight ... sharded on`);
+    anything else is sliced locally from this rank's index.
+
+    Preset `tp` (Megatron): a matmul whose right operand is a weight and
+    whose left operand is replicated becomes column parallel (the weight's
+    output dimension sharded); one whose left operand's contraction is
+    sharded becomes row parallel, followed by the all-reduce. Results of the
+    function are gathered to full tensors.
+  }];
+  let options = [
+    Option<"preset", "preset", "std::string", /*default=*/"\"tp\"",
+           "The partitioning preset (tp)">,
+    Option<"tpSize", "tp", "int64_t", /*default=*/"2",
+           "Number of ranks along the tensor-parallel axis">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"main\"",
+           "The function to partition">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

@@ -86,10 +86,40 @@ GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       symbolTable.lookupNearestSymbolFrom<WeightOp>(*this, getNameAttr());
   if (!weight)
     return emitOpError("'") << getName() << "' is not a braid.weight";
-  if (weight.getTensorType() != getResult().getType())
+  RankedTensorType declared = weight.getTensorType();
+  SmallVector<int64_t> expected(declared.getShape());
+  if (getSharding() || getMesh()) {
+    if (!getSharding() || !getMesh())
+      return emitOpError("needs both a mesh and a sharding");
+    auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+    if (!mesh)
+      return emitOpError("'") << *getMesh() << "' is not a braid.mesh";
+    if (getSharding()->size() != expected.size())
+      return emitOpError("sharding has ")
+             << getSharding()->size() << " entries for a weight of rank "
+             << expected.size();
+    for (auto [d, entry] : llvm::enumerate(*getSharding())) {
+      auto axes = dyn_cast<ArrayAttr>(entry);
+      if (!axes || !llvm::all_of(axes, [&](Attribute a) {
+            auto name = dyn_cast<StringAttr>(a);
+            return name && mesh.getAxisIndex(name.getValue());
+          }))
+        return emitOpError("sharding entry ")
+               << d << " must list axes of mesh '" << mesh.getSymName() << "'";
+      int64_t parts = mesh.getGroupSize(axes);
+      if (expected[d] % parts != 0)
+        return emitOpError("dimension ")
+               << d << " of size " << expected[d]
+               << " does not divide over " << parts << " ranks";
+      expected[d] /= parts;
+    }
+  }
+  if (ArrayRef<int64_t>(expected) != getResult().getType().getShape() ||
+      declared.getElementType() != getResult().getType().getElementType())
     return emitOpError("result type ")
-           << getResult().getType() << " differs from the type "
-           << weight.getTensorType() << " of weight '" << getName() << "'";
+           << getResult().getType() << " differs from "
+           << (getSharding() ? "this rank's slice of " : "the type ")
+           << declared << " of weight '" << getName() << "'";
   return success();
 }
 

@@ -79,16 +79,29 @@ def Braid_GetWeightOp : Braid_ComputeOp<"get_weight", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "reads a weight declared by braid.weight";
   let description = [{
-    Returns the value of the weight `name`. The result type must equal the
-    declared type.
+    Returns the value of the weight `name`, or with `sharded on @mesh [...]`
+    this rank's slice of it: one entry per dimension lists the mesh axes the
+    dimension is split over (row-major over the listed axes), and the result
+    type is the declared type with those dimensions divided. The runtime
+    slices the weight at load.
 
     ```mlir
     %w = braid.get_weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
+    %s = braid.get_weight @h0.mlp.c_fc.weight sharded on @world [[], ["tp"]] : tensor<768x1536xf32>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$name);
+  let arguments = (ins FlatSymbolRefAttr:$name,
+                       OptionalAttr<FlatSymbolRefAttr>:$mesh,
+                       OptionalAttr<ArrayAttr>:$sharding);
   let results = (outs Braid_Tensor:$result);
-  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $name (`sharded` `on` $mesh^ $sharding)? attr-dict `:` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::FlatSymbolRefAttr":$name), [{
+      build($_builder, $_state, type, name, nullptr, nullptr);
+    }]>
+  ];
   let extraClassDeclaration = [{
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
