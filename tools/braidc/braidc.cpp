@@ -3,8 +3,8 @@
 //   braidc model.onnx -o model.bplan --emit=plan [--pipeline='...']
 //
 // Chains import, raising, passes, lowering (--emit=exec) and plan writing
-// (--emit=plan, with model.safetensors beside it). Partitioning (--parallel)
-// and overlap (--overlap) join as they land.
+// (--emit=plan, with model.safetensors beside it), with tensor parallelism
+// from --parallel tp=N. Overlap (--overlap) joins as it lands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +41,11 @@ llvm::cl::list<std::string> inputShapes(
     "input-shape",
     llvm::cl::desc("Static shape of a dynamic graph input, as name=2x16"),
     llvm::cl::value_desc("name=AxB"));
+llvm::cl::opt<std::string> parallel(
+    "parallel",
+    llvm::cl::desc("Partition over ranks: tp=N (Megatron tensor parallel); "
+                   "runs braid-partition before any --pipeline"),
+    llvm::cl::value_desc("tp=N"));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
              llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
@@ -64,6 +69,20 @@ int main(int argc, char **argv) {
   request.weightsPath = weightsPath;
   request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   request.pipeline = pipeline;
+  if (!parallel.empty()) {
+    auto [kind, count] = llvm::StringRef(parallel).split('=');
+    int64_t ranks;
+    if (kind != "tp" || count.getAsInteger(10, ranks) || ranks < 1) {
+      llvm::errs() << "error: --parallel '" << parallel
+                   << "': expected tp=N (the sp, ep, dp and cp presets are "
+                      "not implemented yet)\n";
+      return 1;
+    }
+    std::string partition = "braid-partition{tp=" + count.str() + "}";
+    request.pipeline = pipeline.empty()
+                           ? partition
+                           : partition + "," + std::string(pipeline);
+  }
   request.emit = emit;
   request.showProgress = showProgress;
   return mlir::braid::runImport(request);
