@@ -79,6 +79,8 @@ private:
   void setConstant(StringRef name, HostTensor value);
   Value materialize(const HostTensor &value);
   Value materializeWeight(StringRef name, const onnx::TensorProto &tensor);
+  /// Elements of an initializer; fails on a negative or overflowing shape.
+  int64_t initializerElements(const onnx::TensorProto &tensor);
   /// A folded float tensor too large to inline, stored as a weight.
   Value materializeFoldedWeight(StringRef name, const HostTensor &value);
   /// Folded float tensors up to this many elements are inlined as
@@ -227,7 +229,13 @@ private:
   /// fit, reports the op's own message against the current node.
   template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
     OperationState state(loc, OpTy::getOperationName());
-    OpTy::build(builder, state, TypeRange(), std::forward<Args>(args)...);
+    // Built with a placeholder result type (the builders assert one per
+    // result), replaced by the inferred one below.
+    static_assert(OpTy::template hasTrait<OpTrait::OneResult>(),
+                  "create<> builds single-result ops");
+    OpTy::build(builder, state, TypeRange{builder.getNoneType()},
+                std::forward<Args>(args)...);
+    state.types.clear();
     SmallVector<Type> types;
     std::string message;
     bool inferred;

@@ -137,15 +137,21 @@ int32_t Importer::onnxTypeOf(StringRef name) {
   return e.initializer->data_type();
 }
 
+int64_t Importer::initializerElements(const onnx::TensorProto &tensor) {
+  SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  std::optional<int64_t> n = checkedNumElements(dims);
+  if (!n)
+    fail("initializer '" + tensor.name() +
+         "' has a negative dimension or too many elements");
+  return *n;
+}
+
 const HostTensor *Importer::constant(StringRef name) {
   Entry &e = lookup(name);
   if (e.constant)
     return &*e.constant;
   if (e.initializer) {
-    int64_t n = 1;
-    for (int64_t d : e.initializer->dims())
-      n *= d;
-    if (n > options.maxFoldElements)
+    if (initializerElements(*e.initializer) > options.maxFoldElements)
       return nullptr;
     llvm::Expected<RawTensor> raw = readTensor(*e.initializer, modelDir);
     if (!raw)
@@ -296,11 +302,8 @@ Value Importer::tensor(StringRef name) {
   if (e.value)
     return e.value;
   if (e.initializer) {
-    int64_t n = 1;
-    for (int64_t d : e.initializer->dims())
-      n *= d;
     // Parameters become weights; single numbers are inlined.
-    if (n > 1) {
+    if (initializerElements(*e.initializer) > 1) {
       e.value = materializeWeight(name, *e.initializer);
       return e.value;
     }

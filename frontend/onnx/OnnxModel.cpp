@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <climits>
 #include <cstring>
 
 using namespace mlir::braid::onnx_import;
@@ -139,7 +140,10 @@ mlir::braid::onnx_import::readTensor(const onnx::TensorProto &tensor,
   if (elementSize == 0)
     return makeError("tensor '" + tensor.name() + "' has element type " +
                      onnxTypeName(raw.type) + ", which Braid does not read");
-  int64_t n = raw.numElements();
+  std::optional<int64_t> count = checkedNumElements(raw.shape);
+  if (!count || *count > INT64_MAX / elementSize)
+    return makeError("tensor '" + tensor.name() + "' has too many elements");
+  int64_t n = *count;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     Expected<std::string> bytes = readExternal(tensor, modelDir);
     if (!bytes)
