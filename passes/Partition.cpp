@@ -205,7 +205,7 @@ LogicalResult Partitioner::partition(Operation *op) {
       continue;
     const ValueFactors &dims = mapping.getOperands()[i];
     for (auto [d, dimFactors] : llvm::enumerate(dims)) {
-      if (dimFactors.empty() || dimFactors.front() != chosen)
+      if (dimFactors.empty() || (int)dimFactors.front() != chosen)
         continue;
       if (dimOf(operand) != (int64_t)d)
         op->setOperand(i, shard(operand, d, op));
@@ -216,7 +216,7 @@ LogicalResult Partitioner::partition(Operation *op) {
   for (auto [r, result] : llvm::enumerate(op->getResults())) {
     const ValueFactors &dims = mapping.getResults()[r];
     for (auto [d, dimFactors] : llvm::enumerate(dims))
-      if (!dimFactors.empty() && dimFactors.front() == chosen) {
+      if (!dimFactors.empty() && (int)dimFactors.front() == chosen) {
         result.setType(localType(cast<RankedTensorType>(result.getType()), d));
         sharded[result] = d;
       }

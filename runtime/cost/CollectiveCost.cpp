@@ -6,6 +6,7 @@
 
 #include "runtime/cost/CollectiveCost.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -108,7 +109,41 @@ double uncheckedCollectiveTime(CollectiveKind kind, std::int64_t groupSize,
   return latencyTerm + bandwidthTerm;
 }
 
+/// The time of `kind` with `algorithm` (Ring or Tree), without checks.
+double uncheckedAlgorithmTime(CollectiveKind kind,
+                              CollectiveAlgorithm algorithm,
+                              std::int64_t groupSize, double bytes,
+                              const LinkParams &link) {
+  if (groupSize == 1) {
+    latencySteps(kind, groupSize); // An unknown kind still throws.
+    return 0;
+  }
+  double p = static_cast<double>(groupSize);
+  double depth = static_cast<double>(ceilLog2(groupSize));
+  double beta = 1 / link.bandwidthBytesPerSec;
+  if (kind == CollectiveKind::AllReduce &&
+      algorithm == CollectiveAlgorithm::Tree)
+    return 2 * depth * link.latencySec + 2 * bytes * beta;
+  if (kind == CollectiveKind::Broadcast &&
+      algorithm == CollectiveAlgorithm::Ring)
+    return (p - 1) * link.latencySec + bytes * beta;
+  return uncheckedCollectiveTime(kind, groupSize, bytes, link);
+}
+
 } // namespace
+
+std::string_view toString(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+  case CollectiveAlgorithm::Ring:
+    return "ring";
+  case CollectiveAlgorithm::Tree:
+    return "tree";
+  case CollectiveAlgorithm::Auto:
+    return "auto";
+  }
+  throw std::invalid_argument("unknown CollectiveAlgorithm value " +
+                              std::to_string(static_cast<int>(algorithm)));
+}
 
 std::string_view toString(CollectiveKind kind) {
   switch (kind) {
@@ -135,6 +170,27 @@ double collectiveTime(CollectiveKind kind, std::int64_t groupSize, double bytes,
   checkBytes(fn, bytes);
   checkLink(fn, link);
   return uncheckedCollectiveTime(kind, groupSize, bytes, link);
+}
+
+double collectiveTime(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                      std::int64_t groupSize, double bytes,
+                      const LinkParams &link) {
+  constexpr std::string_view fn = "collectiveTime";
+  checkGroupSize(fn, groupSize);
+  checkBytes(fn, bytes);
+  checkLink(fn, link);
+  switch (algorithm) {
+  case CollectiveAlgorithm::Ring:
+  case CollectiveAlgorithm::Tree:
+    return uncheckedAlgorithmTime(kind, algorithm, groupSize, bytes, link);
+  case CollectiveAlgorithm::Auto:
+    return std::min(uncheckedAlgorithmTime(kind, CollectiveAlgorithm::Ring,
+                                           groupSize, bytes, link),
+                    uncheckedAlgorithmTime(kind, CollectiveAlgorithm::Tree,
+                                           groupSize, bytes, link));
+  }
+  toString(algorithm); // Throws for the unknown value.
+  return 0;
 }
 
 double chunkedCollectiveTime(CollectiveKind kind, std::int64_t groupSize,

@@ -16,6 +16,19 @@
 //
 // A group of one rank moves nothing and costs 0 for every kind.
 //
+// NCCL also runs all-reduce as a double binary tree (a reduce up two trees,
+// each carrying half the buffer, pipelined with the broadcast down): every
+// rank sends and receives about 2S in all, over ceil(log2 P) levels up and
+// as many down:
+//
+//   all-reduce (tree)              2*ceil(log2 P)*alpha +        2*S*beta
+//
+// and broadcast as a pipelined ring (chain), (P-1)*alpha + S*beta. The tree
+// wins for small buffers (fewer latency terms), the ring for large ones
+// (2(P-1)/P < 2); `CollectiveAlgorithm::Auto` takes the faster, as NCCL's
+// tuner does. Other kinds have one algorithm, so every choice gives the ring
+// formula above.
+//
 // What S is, per kind (NCCL's definition, as used by nccl-tests so that
 // simulated and published bandwidths are comparable):
 //   - AllReduce: the buffer being reduced, which has the same size on every
@@ -54,6 +67,22 @@ enum class CollectiveKind {
 /// Throws std::invalid_argument for a value outside the enumeration.
 std::string_view toString(CollectiveKind kind);
 
+/// The algorithm a collective runs with (see this file's header comment).
+enum class CollectiveAlgorithm {
+  /// Rings for every kind: NCCL's choice for large buffers (a pipelined
+  /// chain, (P-1)*alpha + S*beta, for broadcast).
+  Ring,
+  /// The double binary tree for all-reduce; the tree for broadcast; the ring
+  /// for the other kinds.
+  Tree,
+  /// The faster of Ring and Tree for this size.
+  Auto,
+};
+
+/// Returns "ring", "tree" or "auto". Throws std::invalid_argument for a value
+/// outside the enumeration.
+std::string_view toString(CollectiveAlgorithm algorithm);
+
 /// Latency and bandwidth of the links a collective runs over.
 struct LinkParams {
   /// Per-message latency alpha, in seconds; must be finite and >= 0.
@@ -71,6 +100,17 @@ struct LinkParams {
 /// < 1, `bytes` is negative or not finite, or `link` is invalid (negative or
 /// non-finite latency, non-positive or non-finite bandwidth).
 double collectiveTime(CollectiveKind kind, std::int64_t groupSize, double bytes,
+                      const LinkParams &link);
+
+/// Returns the time, in seconds, of one `kind` collective run with
+/// `algorithm`. The four-argument collectiveTime() is Ring for every kind
+/// but broadcast, which it runs as a tree (Tree and Auto give the same).
+///
+/// Throws std::invalid_argument for every input that
+/// collectiveTime(kind, groupSize, bytes, link) rejects and for an unknown
+/// algorithm.
+double collectiveTime(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                      std::int64_t groupSize, double bytes,
                       const LinkParams &link);
 
 /// Returns the time, in seconds, of the same collective split into `chunks`

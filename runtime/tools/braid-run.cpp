@@ -8,6 +8,8 @@
 //             [--input NAME=FILE]... [--outputs DIR] [--expected DIR]
 //             [--rtol R] [--atol A] [--trace out.json] [--repeat N]
 //             [--timeout-s S]
+//   braid-run plan.bplan --backend sim --hw PROFILE [--nodes N] [--world N]
+//             [--trace out.json] [--svg out.svg]
 //
 // One process per rank: alone it runs one-rank plans; under mpirun (in a
 // build with MPI) every process runs its rank. Exit status: 0 success, 1 an
@@ -21,6 +23,7 @@
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/kernels/ElementIO.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/sim/SimCommand.h"
 #include "runtime/tools/TensorFiles.h"
 #include "runtime/weights/Safetensors.h"
 
@@ -111,7 +114,7 @@ Options parseOptions(int argc, char **argv) {
       return argv[++i];
     };
     if (flag == "--help" || flag == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << "\nsimulation in virtual time:\n" << kSimUsage;
       std::exit(0);
     }
     if (flag == "--weights")
@@ -331,7 +334,13 @@ std::string tracePath(const std::string &path, int64_t rank, int64_t ranks) {
 }
 
 int run(int argc, char **argv) {
+  // --- sim backend (owner: runtime/sim, see runtime/sim/SimCommand.h) ---- //
+  // Takes --backend, --hw, --nodes, --world and --svg out of argv.
+  SimFlags sim = takeSimFlags(argc, argv);
   Options options = parseOptions(argc, argv);
+  if (sim.backend == "sim")
+    return runSimBackend(sim, options.plan, options.trace, std::cout);
+  // --- end sim backend ---------------------------------------------------- //
 
   // The weights file: given, or beside the plan when the plan needs one.
   std::string weightsPath = options.weights;

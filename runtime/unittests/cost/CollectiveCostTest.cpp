@@ -24,6 +24,7 @@
 using braid::rt::busBandwidth;
 using braid::rt::busBandwidthFactor;
 using braid::rt::chunkedCollectiveTime;
+using braid::rt::CollectiveAlgorithm;
 using braid::rt::CollectiveKind;
 using braid::rt::collectiveTime;
 using braid::rt::LinkParams;
@@ -315,6 +316,61 @@ TEST(CollectiveCostTest, RejectsKindsOutsideTheEnum) {
   EXPECT_THROW(collectiveTime(bogus, 1, kBytes, kLink), std::invalid_argument);
   EXPECT_THROW(busBandwidthFactor(bogus, 4), std::invalid_argument);
   EXPECT_THROW(toString(bogus), std::invalid_argument);
+}
+
+// Double binary tree all-reduce: 2*ceil(log2 P)*alpha + 2*S*beta. P = 8:
+// 6 * 5e-6 + 2 * 8e-3 = 0.01603. P = 5 (ceil(log2 5) = 3): the same.
+TEST(CollectiveCostTest, TreeAllReduce) {
+  expectClose(collectiveTime(CollectiveKind::AllReduce,
+                             CollectiveAlgorithm::Tree, 8, kBytes, kLink),
+              0.01603);
+  expectClose(collectiveTime(CollectiveKind::AllReduce,
+                             CollectiveAlgorithm::Tree, 5, kBytes, kLink),
+              0.01603);
+  EXPECT_EQ(collectiveTime(CollectiveKind::AllReduce, CollectiveAlgorithm::Tree,
+                           1, kBytes, kLink),
+            0);
+}
+
+// Ring is the ring formula for all-reduce (2*7*5e-6 + 1.75 * 8e-3 = 0.01407
+// for P = 8) and a pipelined chain for broadcast ((P-1)*alpha + S*beta =
+// 35e-6 + 8e-3); Tree is the tree broadcast (3 * 5e-6 + 8e-3).
+TEST(CollectiveCostTest, RingAndTreeBroadcast) {
+  expectClose(collectiveTime(CollectiveKind::AllReduce,
+                             CollectiveAlgorithm::Ring, 8, kBytes, kLink),
+              0.01407);
+  expectClose(collectiveTime(CollectiveKind::Broadcast,
+                             CollectiveAlgorithm::Ring, 8, kBytes, kLink),
+              0.008035);
+  expectClose(collectiveTime(CollectiveKind::Broadcast,
+                             CollectiveAlgorithm::Tree, 8, kBytes, kLink),
+              0.008015);
+  // Kinds with one algorithm ignore the choice: (P-1)*alpha + 7/8 * 8e-3.
+  for (CollectiveAlgorithm algorithm :
+       {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree,
+        CollectiveAlgorithm::Auto})
+    expectClose(
+        collectiveTime(CollectiveKind::AllGather, algorithm, 8, kBytes, kLink),
+        0.007035);
+}
+
+// Auto takes the faster: the ring for 8 MB (0.01407 < 0.01603), the tree for
+// 8 kB (ring 70e-6 + 1.4e-5 = 8.4e-5; tree 30e-6 + 1.6e-5 = 4.6e-5).
+TEST(CollectiveCostTest, AutoPicksTheFasterAlgorithm) {
+  expectClose(collectiveTime(CollectiveKind::AllReduce,
+                             CollectiveAlgorithm::Auto, 8, kBytes, kLink),
+              0.01407);
+  expectClose(collectiveTime(CollectiveKind::AllReduce,
+                             CollectiveAlgorithm::Auto, 8, 8e3, kLink),
+              4.6e-5);
+  EXPECT_EQ(toString(CollectiveAlgorithm::Auto), "auto");
+  EXPECT_THROW(collectiveTime(CollectiveKind::AllReduce,
+                              static_cast<CollectiveAlgorithm>(9), 8, kBytes,
+                              kLink),
+               std::invalid_argument);
+  EXPECT_THROW(collectiveTime(CollectiveKind::AllReduce,
+                              CollectiveAlgorithm::Tree, 0, kBytes, kLink),
+               std::invalid_argument);
 }
 
 } // namespace
