@@ -26,8 +26,6 @@ using namespace mlir::braid;
 
 namespace {
 
-constexpr StringLiteral kAxis = "tp";
-
 /// Whether factor `f` leads every dimension it appears in: only then does a
 /// block of it stay one contiguous block of each dimension.
 bool majorEverywhere(const DimensionMapping &mapping, int f) {
@@ -44,9 +42,13 @@ bool majorEverywhere(const DimensionMapping &mapping, int f) {
 
 class Partitioner {
 public:
-  Partitioner(func::FuncOp function, MeshOp mesh, int64_t size)
-      : function(function), mesh(mesh), size(size),
-        builder(function.getContext()) {}
+  /// Partitions over mesh axis `axis` of `size` ranks. With
+  /// `columnParallel` (tp), weights seed the sharding; otherwise (dp) the
+  /// function's inputs are split along their first (batch) dimension.
+  Partitioner(func::FuncOp function, MeshOp mesh, StringRef axis, int64_t size,
+              bool columnParallel)
+      : function(function), mesh(mesh), axis(axis), size(size),
+        columnParallel(columnParallel), builder(function.getContext()) {}
 
   LogicalResult run();
 
@@ -63,7 +65,7 @@ private:
     shape[dim] /= size;
     return RankedTensorType::get(shape, type.getElementType());
   }
-  ArrayAttr axes() { return builder.getStrArrayAttr({kAxis}); }
+  ArrayAttr axes() { return builder.getStrArrayAttr({axis}); }
   FlatSymbolRefAttr meshRef() {
     return FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   }
@@ -79,7 +81,9 @@ private:
 
   func::FuncOp function;
   MeshOp mesh;
+  StringRef axis;
   int64_t size;
+  bool columnParallel;
   OpBuilder builder;
   llvm::DenseMap<Value, int64_t> sharded;
   llvm::DenseSet<Value> partial;
@@ -126,7 +130,7 @@ Value Partitioner::shard(Value v, int64_t dim, Operation *user) {
   builder.setInsertionPoint(user);
   Location loc = user->getLoc();
   Value rank =
-      RankOp::create(builder, loc, meshRef(), builder.getStringAttr(kAxis));
+      RankOp::create(builder, loc, meshRef(), builder.getStringAttr(axis));
   Value block =
       arith::ConstantIndexOp::create(builder, loc, local.getDimSize(dim));
   Value offset = arith::MulIOp::create(builder, loc, rank, block);
@@ -188,7 +192,8 @@ LogicalResult Partitioner::partition(Operation *op) {
     op->setOperand(i, gather(operand, op));
   }
   // Megatron: a replicated activation times a weight is column parallel.
-  if (auto matmul = dyn_cast<MatmulOp>(op); matmul && chosen < 0) {
+  if (auto matmul = dyn_cast<MatmulOp>(op);
+      matmul && chosen < 0 && columnParallel) {
     auto weight = matmul.getRhs().getDefiningOp<GetWeightOp>();
     const ValueFactors &out = mapping.getResults()[0];
     int n = out.back().empty() ? -1 : out.back().front();
@@ -239,6 +244,15 @@ LogicalResult Partitioner::run() {
   for (Operation *op : ops)
     if (auto mappingOp = dyn_cast<DimensionMappingOpInterface>(op))
       mappings[op] = mappingOp.getDimensionMapping();
+  // Data parallel: every rank takes its block of each input's batch.
+  if (!columnParallel && !ops.empty())
+    for (BlockArgument arg : function.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() == 0 || type.getDimSize(0) % size != 0)
+        continue;
+      Value local = shard(arg, 0, ops.front());
+      arg.replaceAllUsesExcept(local, local.getDefiningOp());
+    }
   for (Operation *op : ops)
     if (failed(partition(op)))
       return failure();
@@ -254,13 +268,16 @@ struct PartitionPass : public braid::impl::BraidPartitionBase<PartitionPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (preset != "tp") {
+    if (preset != "tp" && preset != "dp") {
       module.emitError("braid-partition: preset '")
-          << preset << "' is not implemented yet (available: tp)";
+          << preset << "' is not implemented yet (available: tp, dp)";
       return signalPassFailure();
     }
-    if (tpSize < 1) {
-      module.emitError("braid-partition: tp must be positive, got ") << tpSize;
+    int64_t ranks = preset == "tp" ? tpSize : dpSize;
+    if (ranks < 1) {
+      module.emitError("braid-partition: the number of ranks must be "
+                       "positive, got ")
+          << ranks;
       return signalPassFailure();
     }
     auto function = module.lookupSymbol<func::FuncOp>(functionName);
@@ -275,9 +292,11 @@ struct PartitionPass : public braid::impl::BraidPartitionBase<PartitionPass> {
     }
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
     auto mesh =
-        MeshOp::create(b, module.getLoc(), "world", b.getStrArrayAttr({kAxis}),
-                       b.getDenseI64ArrayAttr({tpSize}));
-    Partitioner partitioner(function, mesh, tpSize);
+        MeshOp::create(b, module.getLoc(), "world", b.getStrArrayAttr({preset}),
+                       b.getDenseI64ArrayAttr({ranks}));
+    Partitioner partitioner(function, mesh,
+                            cast<StringAttr>(mesh.getAxisNames()[0]).getValue(),
+                            ranks, /*columnParallel=*/preset == "tp");
     if (failed(partitioner.run()))
       signalPassFailure();
   }

@@ -80,12 +80,18 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
     output dimension sharded); one whose left operand's contraction is
     sharded becomes row parallel, followed by the all-reduce. Results of the
     function are gathered to full tensors.
+
+    Preset `dp`: every rank takes its block of each input's first (batch)
+    dimension and the sharding propagates from there; weights stay
+    replicated; results are gathered.
   }];
   let options = [
     Option<"preset", "preset", "std::string", /*default=*/"\"tp\"",
-           "The partitioning preset (tp)">,
+           "The partitioning preset: tp (Megatron) or dp (batch split)">,
     Option<"tpSize", "tp", "int64_t", /*default=*/"2",
-           "Number of ranks along the tensor-parallel axis">,
+           "Number of ranks along the tensor-parallel axis (preset tp)">,
+    Option<"dpSize", "dp", "int64_t", /*default=*/"2",
+           "Number of ranks along the data-parallel axis (preset dp)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"main\"",
            "The function to partition">
   ];

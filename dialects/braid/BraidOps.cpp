@@ -1167,7 +1167,9 @@ DimensionMapping MoeCombineOp::getDimensionMapping() {
   unsigned e = mapping.addFactor(input.getDimSize(0), FactorKind::Whole);
   unsigned c = mapping.addFactor(input.getDimSize(1), FactorKind::Whole);
   unsigned h = mapping.addFactor(input.getDimSize(2), FactorKind::Parallel);
-  unsigned t = mapping.addFactor(experts.getDimSize(0), FactorKind::Parallel);
+  // The slot of a (token, choice) pair depends on every earlier token's
+  // routing, so tokens cannot be combined in independent slices.
+  unsigned t = mapping.addFactor(experts.getDimSize(0), FactorKind::Whole);
   unsigned k = mapping.addFactor(experts.getDimSize(1), FactorKind::Whole);
   mapping.addOperand({{e}, {c}, {h}});
   mapping.addOperand({{t}, {k}});

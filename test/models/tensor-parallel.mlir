@@ -6,7 +6,7 @@
 // RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --pipeline='braid-partition{tp=2}' --emit=plan -o %t.mlp2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.mlp2.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=TWO
 // RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=4 --emit=plan -o %t.mlp4.bplan --progress=false
-// RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --parallel dp=2 -o %t.dp.mlir 2>&1 | FileCheck %s --check-prefix=DP
+// RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --parallel sp=2 -o %t.sp.mlir 2>&1 | FileCheck %s --check-prefix=SP
 // RUN: %mpirun -n 4 braid-run %t.mlp4.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=FOUR
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --pipeline='braid-partition{tp=2}' --emit=plan -o %t.llama2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
@@ -27,4 +27,4 @@
 // TWO-NOT: FAIL
 // FOUR-COUNT-4: ] PASS
 // FOUR-NOT: FAIL
-// DP: error: --parallel 'dp=2': expected tp=N (the sp, ep, dp and cp presets are not implemented yet)
+// SP: error: --parallel 'sp=2': expected tp=N or dp=N (the sp, ep and cp presets are not implemented yet)

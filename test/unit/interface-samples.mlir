@@ -114,7 +114,7 @@ func.func @samples(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
   // 2 * (8*8*128) * 64 flops.
   %gmm = braid.grouped_matmul %buf, %w1 {expected_mapping = "([f0, f1, f3], [f0, f3, f2]) -> ([f0, f1, f2]) {f0 = 8, f1 = 8, f2 = 128, f3 = 64 sum}", expected_flops = 1048576, expected_bytes = 311296} : (tensor<8x8x64xf32>, tensor<8x64x128xf32>) -> tensor<8x8x128xf32>
   // 2 * 1024 * 2 flops; 16384 + 256 + 128 + 4096 B.
-  %cmb = braid.moe_combine %buf, %experts, %weights {expected_mapping = "([f0, f1, f2], [f3, f4], [f3, f4]) -> ([f3, f2]) {f0 = 8 whole, f1 = 8 whole, f2 = 64, f3 = 16, f4 = 2 whole}", expected_flops = 4096, expected_bytes = 20864} : (tensor<8x8x64xf32>, tensor<16x2xi64>, tensor<16x2xf32>) -> tensor<16x64xf32>
+  %cmb = braid.moe_combine %buf, %experts, %weights {expected_mapping = "([f0, f1, f2], [f3, f4], [f3, f4]) -> ([f3, f2]) {f0 = 8 whole, f1 = 8 whole, f2 = 64, f3 = 16 whole, f4 = 2 whole}", expected_flops = 4096, expected_bytes = 20864} : (tensor<8x8x64xf32>, tensor<16x2xi64>, tensor<16x2xf32>) -> tensor<16x64xf32>
 
   %ce0 = braid.cross_entropy %cls, %labels mean {expected_mapping = "([f0, f1], [f0]) -> (-) {f0 = 16 avg, f1 = 100 whole}", expected_flops = 8000, expected_bytes = 6532} : (tensor<16x100xf32>, tensor<16xi64>) -> tensor<f32>
   %ce1 = braid.cross_entropy %cls, %labels none {expected_mapping = "([f0, f1], [f0]) -> ([f0]) {f0 = 16, f1 = 100 whole}", expected_flops = 8000, expected_bytes = 6592} : (tensor<16x100xf32>, tensor<16xi64>) -> tensor<16xf32>

@@ -43,8 +43,10 @@ llvm::cl::list<std::string> inputShapes(
     llvm::cl::value_desc("name=AxB"));
 llvm::cl::opt<std::string> parallel(
     "parallel",
-    llvm::cl::desc("Partition over ranks: tp=N (Megatron tensor parallel); "
-                   "runs braid-partition before any --pipeline"),
+    llvm::cl::desc(
+        "Partition over ranks: tp=N (Megatron tensor parallel) or dp=N "
+        "(batch split); "
+        "runs braid-partition before any --pipeline"),
     llvm::cl::value_desc("tp=N"));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
@@ -72,16 +74,17 @@ int main(int argc, char **argv) {
   if (!parallel.empty()) {
     auto [kind, count] = llvm::StringRef(parallel).split('=');
     int64_t ranks;
-    if (kind != "tp" || count.getAsInteger(10, ranks) || ranks < 1) {
+    if ((kind != "tp" && kind != "dp") || count.getAsInteger(10, ranks) ||
+        ranks < 1) {
       llvm::errs() << "error: --parallel '" << parallel
-                   << "': expected tp=N (the sp, ep, dp and cp presets are "
-                      "not implemented yet)\n";
+                   << "': expected tp=N or dp=N (the sp, ep and cp presets "
+                      "are not implemented yet)\n";
       return 1;
     }
-    std::string partition = "braid-partition{tp=" + count.str() + "}";
-    request.pipeline = pipeline.empty()
-                           ? partition
-                           : partition + "," + std::string(pipeline);
+    std::string partition = "braid-partition{preset=" + kind.str() + " " +
+                            kind.str() + "=" + count.str() + "}";
+    request.pipeline =
+        pipeline.empty() ? partition : partition + "," + std::string(pipeline);
   }
   request.emit = emit;
   request.showProgress = showProgress;
