@@ -204,17 +204,18 @@ void Lowering::computeLiveRanges() {
     Operation *op = inst.op;
     // A value read inside an async region stays live until the region's
     // futures are awaited: the other stream may still be reading it.
+    auto async = op->getParentOfType<AsyncOp>();
     int64_t readUntil = position;
-    if (auto async = op->getParentOfType<AsyncOp>())
+    if (async)
       readUntil = lastAwait.count(async) ? lastAwait.lookup(async) : end;
-    for (Value operand : op->getOperands())
-      if (isa<RankedTensorType>(operand.getType())) {
-        bool outside = !op->getParentOfType<AsyncOp>() ||
-                       !op->getParentOfType<AsyncOp>()->isAncestor(
-                           operand.getParentBlock()->getParentOp());
-        extend(operand, outside ? readUntil : position);
-        extend(operand, position);
-      }
+    for (Value operand : op->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      // Only values from outside the region need to outlive it.
+      bool fromOutside =
+          async && !async->isAncestor(operand.getParentBlock()->getParentOp());
+      extend(operand, fromOutside ? readUntil : position);
+    }
     for (Value result : op->getResults())
       extend(result, position);
   }

@@ -129,8 +129,7 @@ std::optional<std::string> DimensionMapping::check(Operation *op) const {
   return std::nullopt;
 }
 
-static void printValues(raw_ostream &os, ArrayRef<ValueFactors> values,
-                        bool tensorsOnly) {
+static void printValues(raw_ostream &os, ArrayRef<ValueFactors> values) {
   os << "(";
   llvm::interleaveComma(values, os, [&](const ValueFactors &dims) {
     if (dims.empty()) {
@@ -156,9 +155,9 @@ static void printValues(raw_ostream &os, ArrayRef<ValueFactors> values,
 }
 
 void DimensionMapping::print(raw_ostream &os) const {
-  printValues(os, operands, /*tensorsOnly=*/true);
+  printValues(os, operands);
   os << " -> ";
-  printValues(os, results, /*tensorsOnly=*/true);
+  printValues(os, results);
   os << " {";
   llvm::interleaveComma(llvm::enumerate(factors), os, [&](auto indexed) {
     const Factor &factor = indexed.value();

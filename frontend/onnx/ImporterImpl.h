@@ -81,6 +81,9 @@ private:
   Value materializeWeight(StringRef name, const onnx::TensorProto &tensor);
   /// Elements of an initializer; fails on a negative or overflowing shape.
   int64_t initializerElements(const onnx::TensorProto &tensor);
+  /// Declares weight symbol `name` (before the function) with `data` for the
+  /// weights file; returns its type. Callers read it with get_weight.
+  RankedTensorType declareWeight(StringRef name, RawTensor data);
   /// A folded float tensor too large to inline, stored as a weight.
   Value materializeFoldedWeight(StringRef name, const HostTensor &value);
   /// Folded float tensors up to this many elements are inlined as

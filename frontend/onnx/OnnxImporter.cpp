@@ -225,28 +225,32 @@ Value Importer::materializeWeight(StringRef name,
   llvm::Expected<RawTensor> raw = readTensor(tensor, modelDir);
   if (!raw)
     fail(llvm::toString(raw.takeError()));
-  auto type = RankedTensorType::get(raw->shape, elementType(raw->type));
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(function);
-    WeightOp::create(builder, function.getLoc(), builder.getStringAttr(name),
-                     TypeAttr::get(type));
-    builder.setInsertionPointToStart(entry);
-    // Weights are read in order of first use, after the earlier reads.
-    Operation *last = nullptr;
-    for (Operation &op : *entry) {
-      if (!isa<GetWeightOp>(op))
-        break;
-      last = &op;
-    }
-    if (last)
-      builder.setInsertionPointAfter(last);
-    Value value = GetWeightOp::create(builder, function.getLoc(), type,
-                                      FlatSymbolRefAttr::get(context, name));
-    weightValues[name] = value;
+  RankedTensorType type = declareWeight(name, std::move(*raw));
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(entry);
+  // Weights are read in order of first use, after the earlier reads.
+  Operation *last = nullptr;
+  for (Operation &op : *entry) {
+    if (!isa<GetWeightOp>(op))
+      break;
+    last = &op;
   }
-  weights.push_back({name.str(), std::move(*raw)});
-  return weightValues[name];
+  if (last)
+    builder.setInsertionPointAfter(last);
+  Value value = GetWeightOp::create(builder, function.getLoc(), type,
+                                    FlatSymbolRefAttr::get(context, name));
+  weightValues[name] = value;
+  return value;
+}
+
+RankedTensorType Importer::declareWeight(StringRef name, RawTensor data) {
+  auto type = RankedTensorType::get(data.shape, elementType(data.type));
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(function);
+  WeightOp::create(builder, function.getLoc(), builder.getStringAttr(name),
+                   TypeAttr::get(type));
+  weights.push_back({name.str(), std::move(data)});
+  return type;
 }
 
 /// Encodes a host tensor as little-endian bytes of its element type.
@@ -284,15 +288,8 @@ static RawTensor encode(const HostTensor &value) {
 
 Value Importer::materializeFoldedWeight(StringRef name,
                                         const HostTensor &value) {
-  auto type = RankedTensorType::get(value.shape, elementType(value.type));
   std::string symbol = ("folded." + name).str();
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(function);
-    WeightOp::create(builder, function.getLoc(), builder.getStringAttr(symbol),
-                     TypeAttr::get(type));
-  }
-  weights.push_back({symbol, encode(value)});
+  RankedTensorType type = declareWeight(symbol, encode(value));
   return GetWeightOp::create(builder, loc, type,
                              FlatSymbolRefAttr::get(context, symbol));
 }

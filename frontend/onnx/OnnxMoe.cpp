@@ -367,15 +367,7 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
       stacked.bytes += raw->bytes;
     }
     std::string name = n.name() + ".stacked";
-    auto weightType =
-        RankedTensorType::get(stacked.shape, elementType(stacked.type));
-    {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPoint(function);
-      WeightOp::create(builder, function.getLoc(), builder.getStringAttr(name),
-                       TypeAttr::get(weightType));
-    }
-    weights.push_back({name, std::move(stacked)});
+    RankedTensorType weightType = declareWeight(name, std::move(stacked));
     Value weight = GetWeightOp::create(builder, loc, weightType,
                                        FlatSymbolRefAttr::get(context, name));
     setValue(n.output(0),
