@@ -64,34 +64,58 @@ def BraidRaiseAttention : Pass<"braid-raise-attention"> {
 def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
   let summary = "Partitions a single-device program over a mesh (SPMD)";
   let description = [{
-    Turns `@main` into the program of one rank of `braid.mesh @world(tp = N)`
-    (created if absent). Shardings propagate forward through every op's
-    dimension mapping (no per-op cases): a dimension is sharded when its
-    major factor is; a reduction factor that is sharded makes the result a
-    partial sum, completed by an inserted `braid.all_reduce` before its first
-    use; a sharded factor an op needs whole (softmax axis, norm axis, split
-    dimension) is first gathered with `braid.all_gather`. Operands that must
-    match a sharded factor are sharded where they are free to be: a weight
-    read only there is loaded sliced (`braid.get_weight ... sharded on`);
-    anything else is sliced locally from this rank's index.
+    Turns `@main` into the program of one rank of a device mesh. With presets
+    the pass creates `braid.mesh @world(dp = .., ep = .., cp = .., tp = ..)`
+    from the axes given (outermost first; `tp` innermost, within a node);
+    without presets, the program declares one mesh and annotates function
+    arguments and ops with `#braid.sharding` (see the attribute).
 
-    Preset `tp` (Megatron): a matmul whose right operand is a weight and
-    whose left operand is replicated becomes column parallel (the weight's
-    output dimension sharded); one whose left operand's contraction is
-    sharded becomes row parallel, followed by the all-reduce. Results of the
-    function are gathered to full tensors.
+    The mesh axes are partitioned one after another. Along one axis, every
+    value is whole, sharded on one dimension, or a partial sum; shardings
+    propagate forward through every op's dimension mapping, with no per-op
+    cases: an op is computed in blocks of the factor that leads a sharded
+    operand's dimension, when that factor is parallel, a reduction or routed
+    tokens, divides by the axis size and leads every dimension it is in.
+    Reshardings, cheapest first: an operand already sharded right is kept;
+    one sharded on another dimension is exchanged with `braid.all_to_all`; a
+    weight read only there is loaded sharded (`braid.get_weight ... sharded
+    on`); anything else is sliced locally from `braid.rank`; a partial sum is
+    completed by `braid.all_reduce` (or `braid.reduce_scatter` with `sp`);
+    an operand the op needs whole is gathered with `braid.all_gather`. Ops
+    that depend on absolute positions (causal attention's diagonal) learn
+    where their block starts. Results of the function are whole on every
+    rank.
 
-    Preset `dp`: every rank takes its block of each input's first (batch)
-    dimension and the sharding propagates from there; weights stay
-    replicated; results are gathered.
+    Presets:
+    * `tp=N` (Megatron): a matmul or grouped matmul of a weight read only
+      there is column parallel unless its contraction is already split (row
+      parallel, followed by the all-reduce).
+    * `sp=true` with `tp` (Megatron sequence parallelism): partial sums are
+      reduce-scattered along the token dimension; column-parallel matmuls
+      gather it back.
+    * `dp=N`: every input is split along dimension 0 (batch).
+    * `ep=N`: inputs are split along dimension 0, MoE dispatch routes this
+      rank's tokens, grouped matmuls of expert weights are split by expert
+      (an all-to-all before the experts and one before the combine).
+    * `cp=N`: every input is split along dimension 1 (sequence); causal
+      attention computes its block of queries against gathered keys/values
+      (the ring and 2-D attention passes refine this).
+
+    ```
+    braid-opt --braid-partition="dp=2 tp=2" model.mlir
+    ```
   }];
   let options = [
-    Option<"preset", "preset", "std::string", /*default=*/"\"tp\"",
-           "The partitioning preset: tp (Megatron) or dp (batch split)">,
-    Option<"tpSize", "tp", "int64_t", /*default=*/"2",
-           "Number of ranks along the tensor-parallel axis (preset tp)">,
-    Option<"dpSize", "dp", "int64_t", /*default=*/"2",
-           "Number of ranks along the data-parallel axis (preset dp)">,
+    Option<"tpSize", "tp", "int64_t", /*default=*/"0",
+           "Ranks along the tensor-parallel axis 'tp' (Megatron)">,
+    Option<"sequenceParallel", "sp", "bool", /*default=*/"false",
+           "Sequence parallelism on the tp axis (reduce-scatter/all-gather)">,
+    Option<"dpSize", "dp", "int64_t", /*default=*/"0",
+           "Ranks along the data-parallel axis 'dp' (inputs split on dim 0)">,
+    Option<"epSize", "ep", "int64_t", /*default=*/"0",
+           "Ranks along the expert-parallel axis 'ep'">,
+    Option<"cpSize", "cp", "int64_t", /*default=*/"0",
+           "Ranks along the context-parallel axis 'cp' (inputs split on dim 1)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"main\"",
            "The function to partition">
   ];

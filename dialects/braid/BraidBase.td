@@ -140,6 +140,40 @@ def Braid_FutureType : TypeDef<Braid_Dialect, "Future"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Braid_ShardingAttr : AttrDef<Braid_Dialect, "Sharding"> {
+  let mnemonic = "sharding";
+  let summary = "how a tensor is distributed over the axes of a mesh";
+  let description = [{
+    One entry per tensor dimension listing the mesh axes it is split over,
+    major to minor (empty: that dimension is whole on every rank), and the
+    axes over which the value is a partial sum that an all-reduce would
+    complete. An axis appears at most once.
+
+    As an annotation (`braid.sharding` on a function argument or on an op),
+    it asks `braid-partition` for that distribution: an argument is sliced
+    that way, an op computes its result that way.
+
+    ```mlir
+    func.func @main(%x: tensor<8x16xf32> {braid.sharding = #braid.sharding<@world, [["dp"], []]>})
+    %y = braid.matmul %x, %w {braid.sharding = #braid.sharding<@world, [[], ["tp"]]>} : ...
+    #braid.sharding<@world, [[], []], partial = ["tp"]>
+    ```
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
+                        "::mlir::ArrayAttr":$dims,
+                        OptionalParameter<"::mlir::ArrayAttr">:$partial);
+  let assemblyFormat = "`<` $mesh `,` $dims (`,` `partial` `=` $partial^)? `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The axes splitting dimension `dim`, major to minor.
+    ::llvm::SmallVector<::llvm::StringRef> getAxes(unsigned dim) const;
+  }];
+}
+
 def Braid_AnyFuture : Type<CPred<"::llvm::isa<::mlir::braid::FutureType>($_self)">,
                            "braid future", "::mlir::braid::FutureType">;
 

@@ -551,6 +551,11 @@ class Braid_AttentionBase<string mnemonic>
     /// Returns the number of (query, key) pairs that the masks leave, or
     /// all of them when it depends on runtime values.
     int64_t getNumScoredPairs();
+    /// A block of queries starting at `offset` sees keys up to
+    /// `offset + (old causal offset)`: the causal offset moves by `offset`.
+    ::mlir::LogicalResult restrictToBlock(::mlir::OpBuilder &builder,
+        const ::mlir::braid::DimensionMapping &mapping, unsigned factor,
+        ::mlir::Value offset);
   }];
   let extraClassDeclaration = attentionCommon;
 }

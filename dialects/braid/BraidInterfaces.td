@@ -34,7 +34,20 @@ def Braid_DimensionMappingOpInterface : OpInterface<"DimensionMappingOpInterface
   let methods = [
     InterfaceMethod<
       "Returns the factor mapping of every tensor operand and result dimension.",
-      "::mlir::braid::DimensionMapping", "getDimensionMapping">
+      "::mlir::braid::DimensionMapping", "getDimensionMapping">,
+    InterfaceMethod<[{
+        Called by partitioning when this op is about to compute only the block
+        of factor `factor` (of `mapping`, the op's mapping before the rewrite)
+        that starts at index `offset`, a runtime `index`. An op whose meaning
+        depends on absolute positions along a factor records the offset (causal
+        attention shifts its diagonal); returns failure if it cannot. Most ops
+        need nothing.
+      }],
+      "::mlir::LogicalResult", "restrictToBlock",
+      (ins "::mlir::OpBuilder &":$builder,
+           "const ::mlir::braid::DimensionMapping &":$mapping,
+           "unsigned":$factor, "::mlir::Value":$offset),
+      [{}], [{ return ::mlir::success(); }]>
   ];
 }
 

@@ -8,6 +8,7 @@
 
 #include "dialects/braid/BraidDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -1000,6 +1001,32 @@ template <typename OpTy> static int64_t getAttentionFlops(OpTy op) {
          (2 * q.getDimSize(3) + 5 + 2 * dv);
 }
 
+/// Moves the causal diagonal of `op` when it computes only the queries from
+/// `offset` on; the key and query sizes come from the op's mapping before
+/// the rewrite, so that its types may already be per-rank.
+template <typename OpTy>
+static LogicalResult restrictAttentionToBlock(OpTy op, OpBuilder &builder,
+                                              const DimensionMapping &mapping,
+                                              unsigned factor, Value offset) {
+  const ValueFactors &query = mapping.getOperands()[0];
+  if (!op.getCausal() || query[2].empty() || query[2].front() != factor)
+    return success();
+  const ValueFactors &key = mapping.getOperands()[1];
+  if (key[2].empty())
+    return failure();
+  Value base = op.getCausalOffset();
+  Location loc = op.getLoc();
+  builder.setInsertionPoint(op);
+  if (!base)
+    base = arith::ConstantIndexOp::create(
+        builder, loc,
+        mapping.getFactors()[key[2].front()].size -
+            mapping.getFactors()[factor].size);
+  Value shifted = arith::AddIOp::create(builder, loc, base, offset);
+  op.getCausalOffsetMutable().assign(shifted);
+  return success();
+}
+
 DimensionMapping AttentionOp::getDimensionMapping() {
   return getAttentionMapping(*this);
 }
@@ -1007,6 +1034,11 @@ int64_t AttentionOp::getNumScoredPairs() {
   return getAttentionScoredPairs(*this);
 }
 int64_t AttentionOp::getFlops() { return getAttentionFlops(*this); }
+LogicalResult AttentionOp::restrictToBlock(OpBuilder &builder,
+                                           const DimensionMapping &mapping,
+                                           unsigned factor, Value offset) {
+  return restrictAttentionToBlock(*this, builder, mapping, factor, offset);
+}
 
 DimensionMapping AttentionPartialOp::getDimensionMapping() {
   return getAttentionMapping(*this);
@@ -1015,6 +1047,11 @@ int64_t AttentionPartialOp::getNumScoredPairs() {
   return getAttentionScoredPairs(*this);
 }
 int64_t AttentionPartialOp::getFlops() { return getAttentionFlops(*this); }
+LogicalResult AttentionPartialOp::restrictToBlock(
+    OpBuilder &builder, const DimensionMapping &mapping, unsigned factor,
+    Value offset) {
+  return restrictAttentionToBlock(*this, builder, mapping, factor, offset);
+}
 
 LogicalResult AttentionMergeOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
@@ -1124,15 +1161,32 @@ LogicalResult MoeDispatchOp::verify() {
   return success();
 }
 
+/// Whether routing `experts [T, k]` into `capacity` slots per expert can
+/// never drop a pair, for every block of tokens: true when the capacity holds
+/// every pair, or holds every token and the experts of a token are distinct
+/// (top-k routing).
+static bool neverDropsPairs(Value experts, int64_t capacity) {
+  auto type = cast<RankedTensorType>(experts.getType());
+  int64_t tokens = type.getDimSize(0), choices = type.getDimSize(1);
+  if (capacity >= tokens * choices)
+    return true;
+  return capacity >= tokens && experts.getDefiningOp<RouterTopKOp>();
+}
+
 DimensionMapping MoeDispatchOp::getDimensionMapping() {
   DimensionMapping mapping;
   auto input = getInput().getType(), result = getResult().getType();
-  unsigned t = mapping.addFactor(input.getDimSize(0), FactorKind::Whole);
+  unsigned e = mapping.addFactor(result.getDimSize(0), FactorKind::Parallel);
+  unsigned c = mapping.addFactor(result.getDimSize(1), FactorKind::Parallel);
+  // A block of tokens fills a block of slots (in its own order) only when
+  // no pair is ever dropped for capacity.
+  unsigned t =
+      neverDropsPairs(getExperts(), result.getDimSize(1))
+          ? mapping.addRoutedFactor(input.getDimSize(0), c)
+          : mapping.addFactor(input.getDimSize(0), FactorKind::Whole);
   unsigned h = mapping.addFactor(input.getDimSize(1), FactorKind::Parallel);
   unsigned k = mapping.addFactor(getExperts().getType().getDimSize(1),
                                  FactorKind::Whole);
-  unsigned e = mapping.addFactor(result.getDimSize(0), FactorKind::Parallel);
-  unsigned c = mapping.addFactor(result.getDimSize(1), FactorKind::Parallel);
   mapping.addOperand({{t}, {h}});
   mapping.addOperand({{t}, {k}});
   mapping.addResult({{e}, {c}, {h}});
@@ -1168,8 +1222,13 @@ DimensionMapping MoeCombineOp::getDimensionMapping() {
   unsigned c = mapping.addFactor(input.getDimSize(1), FactorKind::Whole);
   unsigned h = mapping.addFactor(input.getDimSize(2), FactorKind::Parallel);
   // The slot of a (token, choice) pair depends on every earlier token's
-  // routing, so tokens cannot be combined in independent slices.
-  unsigned t = mapping.addFactor(experts.getDimSize(0), FactorKind::Whole);
+  // routing: a block of tokens can be combined alone only from slots that
+  // the same block of tokens filled (routed), and only when no pair was
+  // dropped; otherwise tokens are whole.
+  unsigned t =
+      neverDropsPairs(getExperts(), input.getDimSize(1))
+          ? mapping.addRoutedFactor(experts.getDimSize(0), c)
+          : mapping.addFactor(experts.getDimSize(0), FactorKind::Whole);
   unsigned k = mapping.addFactor(experts.getDimSize(1), FactorKind::Whole);
   mapping.addOperand({{e}, {c}, {h}});
   mapping.addOperand({{t}, {k}});

@@ -11,7 +11,13 @@ using namespace mlir::braid;
 unsigned DimensionMapping::addFactor(int64_t size, FactorKind kind,
                                      std::optional<ReductionKind> combiner,
                                      std::optional<unsigned> prefixOf) {
-  factors.push_back(Factor{size, kind, combiner, prefixOf});
+  factors.push_back(Factor{size, kind, combiner, prefixOf, std::nullopt});
+  return factors.size() - 1;
+}
+
+unsigned DimensionMapping::addRoutedFactor(int64_t size, unsigned slots) {
+  factors.push_back(
+      Factor{size, FactorKind::Routed, std::nullopt, std::nullopt, slots});
   return factors.size() - 1;
 }
 
@@ -124,6 +130,11 @@ std::optional<std::string> DimensionMapping::check(Operation *op) const {
           !inResult[*factor.prefixOf])
         return name + " is causal but not bounded by a parallel result factor";
       break;
+    case FactorKind::Routed:
+      if (!factor.routesTo || *factor.routesTo >= factors.size() ||
+          *factor.routesTo == f)
+        return name + " is routed but names no slot factor";
+      break;
     }
   }
   return std::nullopt;
@@ -173,6 +184,9 @@ void DimensionMapping::print(raw_ostream &os) const {
       break;
     case FactorKind::CausalPrefix:
       os << " causal(f" << *factor.prefixOf << ")";
+      break;
+    case FactorKind::Routed:
+      os << " routed(f" << *factor.routesTo << ")";
       break;
     }
   });

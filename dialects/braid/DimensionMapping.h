@@ -36,6 +36,11 @@ enum class FactorKind {
   /// Appears only in operands; chunk i along factor `prefixOf` needs chunks
   /// 0..i of this factor (keys/values of causal attention).
   CausalPrefix,
+  /// Tokens routed into the slots of factor `routesTo` (MoE dispatch and
+  /// combine): a block of tokens fills a block of slots, but in an order
+  /// local to the block, so slots sliced this way are consistent only with
+  /// ops routing the same block of tokens.
+  Routed,
 };
 
 /// One axis of an op's iteration space.
@@ -46,6 +51,8 @@ struct Factor {
   std::optional<ReductionKind> combiner;
   /// For a CausalPrefix factor, the factor whose chunks bound its prefix.
   std::optional<unsigned> prefixOf;
+  /// For a Routed factor, the slot factor its tokens are routed into.
+  std::optional<unsigned> routesTo;
 };
 
 /// The factors of one dimension, major to minor; empty for a dimension of
@@ -80,6 +87,8 @@ public:
   unsigned addFactor(int64_t size, FactorKind kind,
                      std::optional<ReductionKind> combiner = std::nullopt,
                      std::optional<unsigned> prefixOf = std::nullopt);
+  /// Adds a Routed token factor whose tokens fill slots of factor `slots`.
+  unsigned addRoutedFactor(int64_t size, unsigned slots);
   /// Appends the mapping of the next operand / result.
   void addOperand(ValueFactors dims) { operands.push_back(std::move(dims)); }
   void addResult(ValueFactors dims) { results.push_back(std::move(dims)); }

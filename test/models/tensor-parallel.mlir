@@ -1,21 +1,37 @@
-// Every example model partitioned with the tp preset, compiled to a plan and
-// run under mpirun on 2 and 4 ranks; every rank's outputs must match the
-// onnxruntime reference of the unpartitioned model.
+// Every example model partitioned with the tp preset (Megatron) and with
+// sequence parallelism (sp), compiled to a plan and run under mpirun on 2
+// and 4 ranks; every rank's outputs must match the onnxruntime reference of
+// the unpartitioned model.
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --pipeline='braid-partition{tp=2}' -o %t.llama.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=LLAMA < %t.llama.mlir
-// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --pipeline='braid-partition{tp=2}' --emit=plan -o %t.mlp2.bplan --progress=false
-// RUN: %mpirun -n 2 braid-run %t.mlp2.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=4 --emit=plan -o %t.mlp4.bplan --progress=false
-// RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --parallel sp=2 -o %t.sp.mlir 2>&1 | FileCheck %s --check-prefix=SP
-// RUN: %mpirun -n 4 braid-run %t.mlp4.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --pipeline='braid-partition{tp=2}' --emit=plan -o %t.llama2.bplan --progress=false
-// RUN: %mpirun -n 2 braid-run %t.llama2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --pipeline='braid-partition{tp=4}' --emit=plan -o %t.llama4.bplan --progress=false
-// RUN: %mpirun -n 4 braid-run %t.llama4.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --pipeline='braid-partition{tp=2}' --emit=plan -o %t.gpt2.bplan --progress=false
-// RUN: %mpirun -n 2 braid-run %t.gpt2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --pipeline='braid-partition{tp=2}' --emit=plan -o %t.mixtral.bplan --progress=false
-// RUN: %mpirun -n 2 braid-run %t.mixtral.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel sp=2 -o %t.llama-sp.mlir --progress=false
+// RUN: FileCheck %s --check-prefix=LLAMA-SP < %t.llama-sp.mlir
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --emit=plan -o %t.mlp.tp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.mlp.tp2.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --emit=plan -o %t.gpt2.tp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --emit=plan -o %t.llama.tp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.llama.tp2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel tp=2 --emit=plan -o %t.mixtral.tp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.mixtral.tp2.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=4 --emit=plan -o %t.mlp.tp4.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.mlp.tp4.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --emit=plan -o %t.gpt2.tp4.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.gpt2.tp4.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --emit=plan -o %t.llama.tp4.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.llama.tp4.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel tp=4 --emit=plan -o %t.mixtral.tp4.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.mixtral.tp4.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel sp=2 --emit=plan -o %t.mlp.sp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.mlp.sp2.bplan --inputs %braid_src_root/examples/models/mlp/test_data_set_0 --expected %braid_src_root/examples/models/mlp/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel sp=2 --emit=plan -o %t.gpt2.sp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.gpt2.sp2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel sp=2 --emit=plan -o %t.llama.sp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.llama.sp2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel sp=2 --emit=plan -o %t.mixtral.sp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.mixtral.sp2.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel sp=4 --emit=plan -o %t.llama.sp4.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.llama.sp4.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
 
 // LLaMA's q/k/v/o and gate/up/down projections become Megatron pairs: two
 // all-reduces per decoder layer, four for the two layers.
@@ -23,8 +39,15 @@
 // LLAMA-COUNT-4: braid.all_reduce
 // LLAMA-NOT: braid.all_reduce
 
+// With sequence parallelism each all-reduce becomes a reduce-scatter along
+// the tokens, and the column-parallel projections gather them back.
+// LLAMA-SP: braid.mesh @world(tp = 2)
+// LLAMA-SP-NOT: braid.all_reduce
+// LLAMA-SP: braid.all_gather %{{.*}} on @world["tp"] dim 1 : tensor<2x8x64xf32> -> tensor<2x16x64xf32>
+// LLAMA-SP: braid.reduce_scatter %{{.*}} on @world["tp"] sum dim 1 : tensor<2x16x64xf32> -> tensor<2x8x64xf32>
+// LLAMA-SP-NOT: braid.all_reduce
+
 // TWO-COUNT-2: ] PASS
 // TWO-NOT: FAIL
 // FOUR-COUNT-4: ] PASS
 // FOUR-NOT: FAIL
-// SP: error: --parallel 'sp=2': expected tp=N or dp=N (the sp, ep and cp presets are not implemented yet)

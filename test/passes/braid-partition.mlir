@@ -68,7 +68,7 @@ func.func @main(%x: tensor<4x16xf32>, %y: tensor<4x64xf32>) -> tensor<4x64xf32> 
 
 // -----
 
-// expected-error @+1 {{braid-partition expects a single-device program (this one already declares a mesh)}}
+// expected-error @+1 {{braid-partition: the program already declares mesh @world; give either presets or a mesh with annotations}}
 module {
   braid.mesh @world(tp = 2)
   func.func @main() {

@@ -110,7 +110,12 @@ func.func @samples(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
 
   // (5 + 2) * 128 flops; 512 + 128 + 256 B.
   %rt:2 = braid.router_topk %logits k 2 normalize {expected_mapping = "([f0, f1]) -> ([f0, f2], [f0, f2]) {f0 = 16, f1 = 8 whole, f2 = 2}", expected_flops = 896, expected_bytes = 896} : (tensor<16x8xf32>) -> (tensor<16x2xf32>, tensor<16x2xi64>)
-  %dsp = braid.moe_dispatch %tok, %experts {expected_mapping = "([f0, f1], [f0, f2]) -> ([f3, f4, f1]) {f0 = 16 whole, f1 = 64, f2 = 2 whole, f3 = 8, f4 = 8}", expected_flops = 0, expected_bytes = 20736} : (tensor<16x64xf32>, tensor<16x2xi64>) -> tensor<8x8x64xf32>
+  %dsp = braid.moe_dispatch %tok, %experts {expected_mapping = "([f2, f3], [f2, f4]) -> ([f0, f1, f3]) {f0 = 8, f1 = 8, f2 = 16 whole, f3 = 64, f4 = 2 whole}", expected_flops = 0, expected_bytes = 20736} : (tensor<16x64xf32>, tensor<16x2xi64>) -> tensor<8x8x64xf32>
+  // Top-k experts are distinct per token and 16 slots hold every token: a
+  // block of tokens fills a block of slots (routed); 4096 + 256 + 32768 B.
+  %dspr = braid.moe_dispatch %tok, %rt#1 {expected_mapping = "([f2, f3], [f2, f4]) -> ([f0, f1, f3]) {f0 = 8, f1 = 16, f2 = 16 routed(f1), f3 = 64, f4 = 2 whole}", expected_flops = 0, expected_bytes = 37120} : (tensor<16x64xf32>, tensor<16x2xi64>) -> tensor<8x16x64xf32>
+  // 2 * 1024 * 2 flops; 32768 + 256 + 128 + 4096 B.
+  %cmbr = braid.moe_combine %dspr, %rt#1, %rt#0 {expected_mapping = "([f0, f1, f2], [f3, f4], [f3, f4]) -> ([f3, f2]) {f0 = 8 whole, f1 = 16 whole, f2 = 64, f3 = 16 routed(f1), f4 = 2 whole}", expected_flops = 4096, expected_bytes = 37248} : (tensor<8x16x64xf32>, tensor<16x2xi64>, tensor<16x2xf32>) -> tensor<16x64xf32>
   // 2 * (8*8*128) * 64 flops.
   %gmm = braid.grouped_matmul %buf, %w1 {expected_mapping = "([f0, f1, f3], [f0, f3, f2]) -> ([f0, f1, f2]) {f0 = 8, f1 = 8, f2 = 128, f3 = 64 sum}", expected_flops = 1048576, expected_bytes = 311296} : (tensor<8x8x64xf32>, tensor<8x64x128xf32>) -> tensor<8x8x128xf32>
   // 2 * 1024 * 2 flops; 16384 + 256 + 128 + 4096 B.

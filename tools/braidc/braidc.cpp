@@ -14,6 +14,7 @@
 
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
 
@@ -44,10 +45,11 @@ llvm::cl::list<std::string> inputShapes(
 llvm::cl::opt<std::string> parallel(
     "parallel",
     llvm::cl::desc(
-        "Partition over ranks: tp=N (Megatron tensor parallel) or dp=N "
-        "(batch split); "
-        "runs braid-partition before any --pipeline"),
-    llvm::cl::value_desc("tp=N"));
+        "Partition over ranks: tp=N (Megatron tensor parallel), sp or sp=N "
+        "(sequence parallel on tp), dp=N (batch split), ep=N (experts), "
+        "cp=N (sequence split), comma-separated for a multi-axis mesh, "
+        "e.g. dp=2,tp=2; runs braid-partition before any --pipeline"),
+    llvm::cl::value_desc("dp=2,tp=2"));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
              llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
@@ -72,17 +74,35 @@ int main(int argc, char **argv) {
   request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   request.pipeline = pipeline;
   if (!parallel.empty()) {
-    auto [kind, count] = llvm::StringRef(parallel).split('=');
-    int64_t ranks;
-    if ((kind != "tp" && kind != "dp") || count.getAsInteger(10, ranks) ||
-        ranks < 1) {
-      llvm::errs() << "error: --parallel '" << parallel
-                   << "': expected tp=N or dp=N (the sp, ep and cp presets "
-                      "are not implemented yet)\n";
-      return 1;
+    // tp=N, dp=N, ep=N, cp=N, sp (sequence parallel on tp) or sp=N (tp=N
+    // with sequence parallelism), comma-separated.
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(parallel).split(items, ',');
+    std::string options;
+    llvm::StringSet<> seen;
+    for (llvm::StringRef item : items) {
+      auto [kind, count] = item.trim().split('=');
+      int64_t ranks = 0;
+      bool known = llvm::is_contained({"tp", "dp", "ep", "cp", "sp"}, kind);
+      bool counted = !count.empty() && !count.getAsInteger(10, ranks) &&
+                     ranks >= 1;
+      if (!known || (kind != "sp" && !counted) ||
+          (kind == "sp" && !count.empty() && !counted) ||
+          !seen.insert(kind).second) {
+        llvm::errs() << "error: --parallel '" << parallel << "': '" << item
+                     << "' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N "
+                        "(each at most once)\n";
+        return 1;
+      }
+      if (kind == "sp") {
+        options += " sp=true";
+        if (counted)
+          options += " tp=" + count.str();
+      } else {
+        options += " " + kind.str() + "=" + count.str();
+      }
     }
-    std::string partition = "braid-partition{preset=" + kind.str() + " " +
-                            kind.str() + "=" + count.str() + "}";
+    std::string partition = "braid-partition{" + options.substr(1) + "}";
     request.pipeline =
         pipeline.empty() ? partition : partition + "," + std::string(pipeline);
   }
