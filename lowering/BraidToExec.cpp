@@ -371,6 +371,7 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
           bufferOf(weight.getResult()),
           b.getDenseI64ArrayAttr(decl ? decl.getTensorType().getShape()
                                       : type.getShape()),
+          weight.getOffsetsAttr(), weight.getBlockAttr(),
           b.getArrayAttr(sharding));
     } else if (auto constant = dyn_cast<ConstantOp>(op)) {
       exec::ConstantOp::create(b, op->getLoc(), bufferOf(constant.getResult()),

@@ -133,6 +133,12 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
       w->set_buffer(idOf(weight.getBufferAttr()));
       for (int64_t d : weight.getFullShape())
         w->add_full_shape(d);
+      if (std::optional<ArrayRef<int64_t>> offsets = weight.getBlockOffsets())
+        for (int64_t d : *offsets)
+          w->add_block_offsets(d);
+      if (std::optional<ArrayRef<int64_t>> shape = weight.getBlockShape())
+        for (int64_t d : *shape)
+          w->add_block_shape(d);
       for (Attribute dim : weight.getSharding()) {
         pb::DimSharding *s = w->add_sharding();
         for (Attribute axis : cast<ArrayAttr>(dim))

@@ -6,6 +6,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -80,6 +81,12 @@ void RankOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) {
 // GetWeightOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult GetWeightOp::verify() {
+  if (getOffsets().has_value() != getBlock().has_value())
+    return emitOpError("needs both a block and its offsets, or neither");
+  return success();
+}
+
 LogicalResult
 GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto weight =
@@ -87,7 +94,29 @@ GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!weight)
     return emitOpError("'") << getName() << "' is not a braid.weight";
   RankedTensorType declared = weight.getTensorType();
-  SmallVector<int64_t> expected(declared.getShape());
+  // What the op reads before sharding: the block, or the whole weight.
+  RankedTensorType read = declared;
+  if (std::optional<ArrayRef<int64_t>> block = getBlock()) {
+    ArrayRef<int64_t> offsets = *getOffsets();
+    int64_t rank = declared.getRank();
+    if ((int64_t)block->size() != rank || (int64_t)offsets.size() != rank)
+      return emitOpError("block has ")
+             << block->size() << " sizes and " << offsets.size()
+             << " offsets for weight '" << getName() << "' of rank " << rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<int64_t> end =
+          llvm::checkedAdd<int64_t>(offsets[d], (*block)[d]);
+      if (offsets[d] < 0 || (*block)[d] < 0 || !end ||
+          *end > declared.getDimSize(d))
+        return emitOpError("block dimension ")
+               << d << " (offset " << offsets[d] << ", size " << (*block)[d]
+               << ") does not fit in size " << declared.getDimSize(d)
+               << " of weight '" << getName() << "'";
+    }
+    read = RankedTensorType::get(*block, declared.getElementType());
+  }
+  StringRef dimension = getBlock() ? "block dimension " : "dimension ";
+  SmallVector<int64_t> expected(read.getShape());
   if (getSharding() || getMesh()) {
     if (!getSharding() || !getMesh())
       return emitOpError("needs both a mesh and a sharding");
@@ -108,19 +137,60 @@ GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                << d << " must list axes of mesh '" << mesh.getSymName() << "'";
       int64_t parts = mesh.getGroupSize(axes);
       if (expected[d] % parts != 0)
-        return emitOpError("dimension ")
-               << d << " of size " << expected[d]
-               << " does not divide over " << parts << " ranks";
+        return emitOpError(dimension)
+               << d << " of size " << expected[d] << " does not divide over "
+               << parts << " ranks";
       expected[d] /= parts;
     }
   }
   if (ArrayRef<int64_t>(expected) != getResult().getType().getShape() ||
-      declared.getElementType() != getResult().getType().getElementType())
+      declared.getElementType() != getResult().getType().getElementType()) {
+    StringRef whole = getSharding() ? "this rank's slice of " : "the type ";
+    StringRef block =
+        getSharding() ? "this rank's slice of the block " : "the block ";
     return emitOpError("result type ")
            << getResult().getType() << " differs from "
-           << (getSharding() ? "this rank's slice of " : "the type ")
-           << declared << " of weight '" << getName() << "'";
+           << (getBlock() ? block : whole) << read << " of weight '"
+           << getName() << "'";
+  }
   return success();
+}
+
+namespace {
+/// Reads only the sliced box of a weight: a unit-stride slice with constant
+/// offsets of an unsharded get_weight that nothing else uses becomes a
+/// get_weight of a block (offsets add up with an existing block's).
+struct SliceOfWeightToBlock : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto weight = slice.getInput().getDefiningOp<GetWeightOp>();
+    if (!weight || weight.getMesh() || weight.getSharding() ||
+        !weight->hasOneUse())
+      return failure();
+    if (!slice.getOffsets().empty() ||
+        !llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t stride) { return stride == 1; }))
+      return failure();
+    SmallVector<int64_t> offsets(slice.getStaticOffsets());
+    if (std::optional<ArrayRef<int64_t>> outer = weight.getOffsets())
+      for (auto [offset, base] : llvm::zip_equal(offsets, *outer))
+        offset += base;
+    rewriter.replaceOpWithNewOp<GetWeightOp>(
+        slice, slice.getType(), weight.getNameAttr(),
+        rewriter.getDenseI64ArrayAttr(offsets),
+        rewriter.getDenseI64ArrayAttr(slice.getStaticSizes()),
+        /*mesh=*/nullptr, /*sharding=*/nullptr);
+    rewriter.eraseOp(weight);
+    return success();
+  }
+};
+} // namespace
+
+void GetWeightOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<SliceOfWeightToBlock>(context);
 }
 
 DimensionMapping GetWeightOp::getDimensionMapping() {

@@ -77,31 +77,48 @@ def Braid_WeightOp : Braid_Op<"weight", [Symbol]> {
 
 def Braid_GetWeightOp : Braid_ComputeOp<"get_weight", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "reads a weight declared by braid.weight";
+  let summary = "reads a weight declared by braid.weight, or a block of it";
   let description = [{
-    Returns the value of the weight `name`, or with `sharded on @mesh [...]`
-    this rank's slice of it: one entry per dimension lists the mesh axes the
-    dimension is split over (row-major over the listed axes), and the result
-    type is the declared type with those dimensions divided. The runtime
-    slices the weight at load.
+    Returns the value of the weight `name`. With `block [sizes] at [offsets]`
+    it returns only the rectangular block of the weight that starts at
+    `offsets` and has the (unsharded) shape `sizes`: one weight stored once
+    (GPT-2's fused QKV projection) can then be read as several weights that
+    are sharded independently. Blocks lie inside the declared weight.
+
+    With `sharded on @mesh [...]` the op returns this rank's slice of the
+    block (of the whole weight without a block): one entry per dimension
+    lists the mesh axes the dimension is split over (row-major over the
+    listed axes), and the result type is the block shape with those
+    dimensions divided. The runtime slices the weight at load.
 
     ```mlir
-    %w = braid.get_weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
-    %s = braid.get_weight @h0.mlp.c_fc.weight sharded on @world [[], ["tp"]] : tensor<768x1536xf32>
+    braid.weight @h0.attn.c_attn.weight : tensor<64x192xf32>
+    %w = braid.get_weight @h0.attn.c_attn.weight : tensor<64x192xf32>
+    %s = braid.get_weight @h0.attn.c_attn.weight sharded on @world [[], ["tp"]] : tensor<64x96xf32>
+    // The key projection: columns 64..127, split over "tp".
+    %k = braid.get_weight @h0.attn.c_attn.weight block [64, 64] at [0, 64] sharded on @world [[], ["tp"]] : tensor<64x32xf32>
     ```
+
+    A `braid.slice` with constant offsets and unit strides of an unsharded
+    `braid.get_weight` that nothing else uses canonicalizes to a block.
   }];
   let arguments = (ins FlatSymbolRefAttr:$name,
+                       OptionalAttr<DenseI64ArrayAttr>:$offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$block,
                        OptionalAttr<FlatSymbolRefAttr>:$mesh,
                        OptionalAttr<ArrayAttr>:$sharding);
   let results = (outs Braid_Tensor:$result);
   let assemblyFormat = [{
-    $name (`sharded` `on` $mesh^ $sharding)? attr-dict `:` type($result)
+    $name (`block` $block^ `at` $offsets)?
+    (`sharded` `on` $mesh^ $sharding)? attr-dict `:` type($result)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Type":$type, "::mlir::FlatSymbolRefAttr":$name), [{
-      build($_builder, $_state, type, name, nullptr, nullptr);
+      build($_builder, $_state, type, name, nullptr, nullptr, nullptr, nullptr);
     }]>
   ];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }

@@ -83,12 +83,26 @@ def Exec_OutputOp : Exec_Op<"output", [HasParent<"PlanOp">]> {
 def Exec_WeightOp : Exec_Op<"weight", [HasParent<"PlanOp">]> {
   let summary = "loads (this rank's slice of) a weight into a buffer";
   let description = [{
-    `sharding` has one entry per dimension of the full weight: the mesh axes
-    that dimension is split over (empty: replicated).
+    `full_shape` is the shape of the weight in the weights file. With
+    `block [sizes] at [offsets]` only that box of the weight is loaded
+    (absent: the whole weight). `sharding` has one entry per dimension: the
+    mesh axes that dimension of the block (of the whole weight) is split over
+    (empty: replicated).
+
+    ```mlir
+    exec.weight "c_attn.weight" @b3 full [64, 192] block [64, 64] at [0, 64] sharding [[], ["tp"]]
+    ```
   }];
   let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$buffer,
-                       DenseI64ArrayAttr:$full_shape, ArrayAttr:$sharding);
-  let assemblyFormat = "$name $buffer `full` $full_shape `sharding` $sharding attr-dict";
+                       DenseI64ArrayAttr:$full_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_shape,
+                       ArrayAttr:$sharding);
+  let assemblyFormat = [{
+    $name $buffer `full` $full_shape
+    (`block` $block_shape^ `at` $block_offsets)?
+    `sharding` $sharding attr-dict
+  }];
 }
 
 def Exec_ConstantOp : Exec_Op<"constant", [HasParent<"PlanOp">]> {

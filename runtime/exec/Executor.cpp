@@ -155,8 +155,12 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
     DimAxes dimAxes;
     for (const plan::DimSharding &dim : weight.sharding())
       dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
-    ShardRegion region = shardRegion(tensor->shape, dimAxes, mesh, rank);
-    if (region.sizes != buffer.shape || tensor->dtype != buffer.dtype)
+    ShardRegion region = shardRegion(weightBlock(weight), dimAxes, mesh, rank);
+    // The block's offsets are only valid for the full shape it was checked
+    // against.
+    if (region.sizes != buffer.shape || tensor->dtype != buffer.dtype ||
+        !std::equal(tensor->shape.begin(), tensor->shape.end(),
+                    weight.full_shape().begin(), weight.full_shape().end()))
       throw PlanError("weight '" + weight.name() +
                       "' in the weights file given to the executor does not "
                       "match the one the plan was validated against");

@@ -221,6 +221,40 @@ private:
     }
   }
 
+  /// Checks that the block of `weight` (if any) lies inside its full shape,
+  /// which matches the weights file.
+  void checkBlock(const std::string &field, const plan::Weight &weight) {
+    if (weight.block_offsets_size() == 0 && weight.block_shape_size() == 0)
+      return;
+    const std::string &name = weight.name();
+    int rank = weight.full_shape_size();
+    if (weight.block_shape_size() != rank)
+      fail(field + ".block_shape",
+           "has " + std::to_string(weight.block_shape_size()) +
+               " entries for " + quoted(name) + " of rank " +
+               std::to_string(rank));
+    if (weight.block_offsets_size() != rank)
+      fail(field + ".block_offsets",
+           "has " + std::to_string(weight.block_offsets_size()) +
+               " entries for " + quoted(name) + " of rank " +
+               std::to_string(rank));
+    for (int d = 0; d < rank; ++d) {
+      int64_t offset = weight.block_offsets(d), size = weight.block_shape(d),
+              full = weight.full_shape(d);
+      if (offset < 0 || offset > full)
+        fail(field + ".block_offsets",
+             "offset " + std::to_string(offset) + " of dimension " +
+                 std::to_string(d) + " lies outside size " +
+                 std::to_string(full) + " of " + quoted(name));
+      if (size < 0 || size > full - offset)
+        fail(field + ".block_shape",
+             "size " + std::to_string(size) + " of dimension " +
+                 std::to_string(d) + " at offset " + std::to_string(offset) +
+                 " runs past size " + std::to_string(full) + " of " +
+                 quoted(name));
+    }
+  }
+
   void checkWeights() {
     if (plan_.weights_size() > 0 && !options_.weights)
       fail("weights", "the plan has " + std::to_string(plan_.weights_size()) +
@@ -252,12 +286,13 @@ private:
                                         " differs from the shape " +
                                         shapeToString(tensor->shape) + " of " +
                                         quoted(name) + " in the weights file");
+      checkBlock(field, weight);
       DimAxes dimAxes;
       for (const plan::DimSharding &dim : weight.sharding())
         dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
       std::vector<int64_t> shard;
       try {
-        shard = shardShape(fullShape, dimAxes, result_.mesh);
+        shard = shardShape(weightBlock(weight).sizes, dimAxes, result_.mesh);
       } catch (const std::invalid_argument &error) {
         fail(field + ".sharding", quoted(name) + ": " + error.what());
       }
@@ -535,6 +570,16 @@ private:
 };
 
 } // namespace
+
+ShardRegion weightBlock(const plan::Weight &weight) {
+  if (weight.block_shape_size() == 0)
+    return wholeTensor(std::vector<int64_t>(weight.full_shape().begin(),
+                                            weight.full_shape().end()));
+  return ShardRegion{std::vector<int64_t>(weight.block_offsets().begin(),
+                                          weight.block_offsets().end()),
+                     std::vector<int64_t>(weight.block_shape().begin(),
+                                          weight.block_shape().end())};
+}
 
 LoadedPlan validatePlan(plan::Plan proto, const LoadOptions &options) {
   LoadedPlan result;

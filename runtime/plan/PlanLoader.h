@@ -18,7 +18,8 @@
 //   - constants, weights and inputs each fill a buffer of the right byte size;
 //     no buffer is filled twice and no two of them overlap;
 //   - every weight exists in the weights file with the plan's full shape and
-//     dtype, its sharding splits evenly and the buffer has the shard's shape;
+//     dtype, its block (if any) lies inside it, its sharding splits the block
+//     (the whole weight) evenly and the buffer has the shard's shape;
 //   - every kernel's op is in the registry and passes its checks (counts,
 //     attributes, shapes, element types);
 //   - collectives name existing axes and their shapes agree with the group
@@ -35,6 +36,7 @@
 #include "runtime/core/DType.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanError.h"
+#include "runtime/weights/WeightSharding.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -83,6 +85,10 @@ struct LoadedPlan {
   /// instructions that are not kernels).
   std::vector<std::vector<const KernelInfo *>> kernels;
 };
+
+/// The box of the weights-file tensor that `weight` reads: its block, or the
+/// whole tensor of its full_shape when it has none.
+ShardRegion weightBlock(const plan::Weight &weight);
 
 /// Validates a plan message; throws PlanError.
 LoadedPlan validatePlan(plan::Plan proto, const LoadOptions &options);

@@ -72,23 +72,32 @@ std::vector<int64_t> shardShape(const std::vector<int64_t> &fullShape,
   return shape;
 }
 
-ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
-                        const DimAxes &dimAxes, const MeshShape &mesh,
-                        int64_t rank) {
+ShardRegion wholeTensor(const std::vector<int64_t> &shape) {
+  return ShardRegion{std::vector<int64_t>(shape.size(), 0), shape};
+}
+
+ShardRegion shardRegion(const ShardRegion &block, const DimAxes &dimAxes,
+                        const MeshShape &mesh, int64_t rank) {
   ShardRegion region;
-  region.sizes = shardShape(fullShape, dimAxes, mesh);
-  region.offsets.assign(fullShape.size(), 0);
+  region.sizes = shardShape(block.sizes, dimAxes, mesh);
+  region.offsets = block.offsets;
   if (dimAxes.empty())
     return region;
-  for (size_t d = 0; d < fullShape.size(); ++d) {
+  for (size_t d = 0; d < block.sizes.size(); ++d) {
     int64_t index = 0;
     for (const std::string &axis : dimAxes[d]) {
       int64_t position = axisPosition(mesh, axis);
       index = index * mesh.axisSizes[position] + mesh.coordinate(rank, axis);
     }
-    region.offsets[d] = index * region.sizes[d];
+    region.offsets[d] += index * region.sizes[d];
   }
   return region;
+}
+
+ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
+                        const DimAxes &dimAxes, const MeshShape &mesh,
+                        int64_t rank) {
+  return shardRegion(wholeTensor(fullShape), dimAxes, mesh, rank);
 }
 
 void copyRegion(const void *source, const std::vector<int64_t> &fullShape,

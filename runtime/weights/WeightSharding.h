@@ -10,6 +10,9 @@
 // (a0, a1, ...)` of `size / (|a0| * |a1| * ...)` elements, which is also the
 // rank's position in the collective group of those axes.
 //
+// A plan may read only a block (a box) of a weight; the sharding then splits
+// the block, and a rank holds the block's offset plus its slice of the block.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef BRAID_RUNTIME_WEIGHTS_WEIGHTSHARDING_H
@@ -40,7 +43,18 @@ struct ShardRegion {
 std::vector<int64_t> shardShape(const std::vector<int64_t> &fullShape,
                                 const DimAxes &dimAxes, const MeshShape &mesh);
 
-/// The region of the full tensor that `rank` holds; checks as shardShape.
+/// The box that covers the whole tensor of `shape`.
+ShardRegion wholeTensor(const std::vector<int64_t> &shape);
+
+/// The region of the full tensor that `rank` holds of `block`, a box of the
+/// full tensor that the plan loader checked to lie inside it: the block's
+/// offsets plus the rank's slice of a tensor of the block's sizes. Checks the
+/// sharding against the block's sizes as shardShape does.
+ShardRegion shardRegion(const ShardRegion &block, const DimAxes &dimAxes,
+                        const MeshShape &mesh, int64_t rank);
+
+/// The region of the full tensor that `rank` holds when the whole tensor is
+/// sharded; checks as shardShape.
 ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
                         const DimAxes &dimAxes, const MeshShape &mesh,
                         int64_t rank);

@@ -258,8 +258,21 @@ private:
           auto it = weights.find(w.getName());
           if (it == weights.end())
             failWith("weight '" + w.getName() + "' is not in the weights file");
-          set(w.getResult(),
-              ref::cast(it->second, dtypeOf(w.getType().getElementType())));
+          ref::Tensor value =
+              ref::cast(it->second, dtypeOf(w.getType().getElementType()));
+          if (std::optional<ArrayRef<int64_t>> block = w.getBlock())
+            value =
+                ref::slice(value,
+                           std::vector<int64_t>(w.getOffsets()->begin(),
+                                                w.getOffsets()->end()),
+                           std::vector<int64_t>(block->begin(), block->end()),
+                           std::vector<int64_t>(block->size(), 1));
+          // Sharding over a group of one rank is the identity.
+          if (value.shape != shapeOf(w.getType()))
+            failWith("weight '" + w.getName() +
+                     "' is sharded over more than one rank: braid-eval runs "
+                     "one rank");
+          set(w.getResult(), std::move(value));
         })
         .Case([&](ConstantOp c) {
           auto attr = cast<DenseElementsAttr>(c.getValue());

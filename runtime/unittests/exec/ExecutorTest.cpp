@@ -363,4 +363,35 @@ TEST(ExecutorTest, ShardedWeightsAndRankDependentIndices) {
   }
 }
 
+TEST(ExecutorTest, ShardedWeightBlocks) {
+  // Columns 4..7 of a fused [6, 8] weight, split over tp: rank r holds
+  // columns 4 + 2r and 5 + 2r; an all_gather rebuilds x * qkv[:, 4:8].
+  PlanBuilder p({"tp"}, {2});
+  uint32_t x = p.buffer(DType::F32, {3, 6});
+  uint32_t w = p.buffer(DType::F32, {6, 2});
+  uint32_t partial = p.buffer(DType::F32, {3, 2});
+  uint32_t full = p.buffer(DType::F32, {3, 4});
+  p.input("x", x);
+  plan::Weight &weight = p.weight("qkv", w, {6, 8}, {{}, {"tp"}});
+  for (int64_t offset : {0, 4})
+    weight.add_block_offsets(offset);
+  for (int64_t size : {6, 4})
+    weight.add_block_shape(size);
+  p.output("full", full);
+  p.kernel("compute", "matmul", {x, w}, {partial});
+  p.collective("compute", "all_gather", {"tp"}, partial, full).set_dim(1);
+
+  std::vector<float> wValues = randomValues(48, 30),
+                     xValues = randomValues(18, 31);
+  SafetensorsFile weights = weightsOf("qkv", {6, 8}, wValues);
+  LoadedPlan plan = load(p, &weights, 2);
+  auto outputs = runOnAllRanks(plan, &weights, [&](int64_t, Executor &e) {
+    fill(e.input("x"), xValues);
+  });
+  Tensor block = ref::slice(tensorOf({6, 8}, wValues), {0, 4}, {6, 4}, {1, 1});
+  Tensor expected = ref::matmul(tensorOf({3, 6}, xValues), block, false, false);
+  for (int64_t rank = 0; rank < 2; ++rank)
+    EXPECT_LT(relativeError(outputs[rank][0], expected), 1e-6) << rank;
+}
+
 } // namespace

@@ -67,9 +67,10 @@ void PlanBuilder::constantFloats(uint32_t buffer,
   constant(buffer, floatBytes(values));
 }
 
-void PlanBuilder::weight(const std::string &name, uint32_t buffer,
-                         std::vector<int64_t> fullShape,
-                         std::vector<std::vector<std::string>> sharding) {
+plan::Weight &
+PlanBuilder::weight(const std::string &name, uint32_t buffer,
+                    std::vector<int64_t> fullShape,
+                    std::vector<std::vector<std::string>> sharding) {
   plan::Weight *weight = plan.add_weights();
   weight->set_name(name);
   weight->set_buffer(buffer);
@@ -80,6 +81,7 @@ void PlanBuilder::weight(const std::string &name, uint32_t buffer,
     for (const std::string &axis : axes)
       dim->add_axes(axis);
   }
+  return *weight;
 }
 
 void PlanBuilder::input(const std::string &name, uint32_t buffer) {

@@ -31,9 +31,10 @@ public:
   uint32_t buffer(DType dtype, std::vector<int64_t> shape);
   void constant(uint32_t buffer, const std::vector<uint8_t> &bytes);
   void constantFloats(uint32_t buffer, const std::vector<float> &values);
-  void weight(const std::string &name, uint32_t buffer,
-              std::vector<int64_t> fullShape,
-              std::vector<std::vector<std::string>> sharding = {});
+  /// A weight; the returned message can be given a block.
+  plan::Weight &weight(const std::string &name, uint32_t buffer,
+                       std::vector<int64_t> fullShape,
+                       std::vector<std::vector<std::string>> sharding = {});
   void input(const std::string &name, uint32_t buffer);
   void output(const std::string &name, uint32_t buffer);
 

@@ -216,6 +216,55 @@ TEST(PlanLoaderTest, Constants) {
                                         HasSubstr("in the arena")));
 }
 
+/// validPlan plus a second read of "w": the block at `offsets` of `shape`,
+/// its columns split over tp, into a buffer of `bufferShape`.
+PlanBuilder blockPlan(std::vector<int64_t> offsets, std::vector<int64_t> shape,
+                      std::vector<int64_t> bufferShape = {2, 2}) {
+  PlanBuilder p = validPlan();
+  uint32_t buffer = p.buffer(DType::F32, bufferShape);
+  plan::Weight &weight = p.weight("w", buffer, {4, 6}, {{}, {"tp"}});
+  for (int64_t offset : offsets)
+    weight.add_block_offsets(offset);
+  for (int64_t size : shape)
+    weight.add_block_shape(size);
+  return p;
+}
+
+TEST(PlanLoaderTest, WeightBlocks) {
+  EXPECT_NO_THROW(load(blockPlan({1, 2}, {2, 4})));
+  // The block reaches the last row and column.
+  EXPECT_NO_THROW(load(blockPlan({2, 2}, {2, 4})));
+
+  EXPECT_THAT(loadError(blockPlan({1, 2}, {4})),
+              AllOf(HasSubstr("weights[1].block_shape"),
+                    HasSubstr("has 1 entries for 'w' of rank 2")));
+  EXPECT_THAT(loadError(blockPlan({1}, {2, 4})),
+              AllOf(HasSubstr("weights[1].block_offsets"),
+                    HasSubstr("has 1 entries for 'w' of rank 2")));
+  EXPECT_THAT(loadError(blockPlan({-1, 2}, {2, 4})),
+              AllOf(HasSubstr("weights[1].block_offsets"),
+                    HasSubstr("offset -1 of dimension 0 lies outside size 4 "
+                              "of 'w'")));
+  EXPECT_THAT(loadError(blockPlan({1, 4}, {2, 4})),
+              AllOf(HasSubstr("weights[1].block_shape"),
+                    HasSubstr("size 4 of dimension 1 at offset 4 runs past "
+                              "size 6 of 'w'")));
+  EXPECT_THAT(loadError(blockPlan({3, 0}, {2, 4})),
+              AllOf(HasSubstr("weights[1].block_shape"),
+                    HasSubstr("size 2 of dimension 0 at offset 3")));
+  // An offset + size that overflows is out of bounds, not a crash.
+  EXPECT_THAT(loadError(blockPlan({1, 2}, {2, INT64_MAX})),
+              HasSubstr("weights[1].block_shape"));
+  // The sharding splits the block: 3 columns do not split over tp = 2.
+  EXPECT_THAT(loadError(blockPlan({1, 2}, {2, 3})),
+              AllOf(HasSubstr("weights[1].sharding"),
+                    HasSubstr("dimension 1 of size 3 does not split evenly")));
+  // The buffer holds this rank's slice of the block, not of the weight.
+  EXPECT_THAT(loadError(blockPlan({0, 0}, {4, 4})),
+              AllOf(HasSubstr("weights[1].buffer"),
+                    HasSubstr("the shard of 'w' is [4, 2]")));
+}
+
 TEST(PlanLoaderTest, Weights) {
   PlanBuilder absent = validPlan();
   absent.plan.mutable_weights(0)->set_name("missing");

@@ -42,6 +42,45 @@ TEST(WeightShardingTest, ShapesAndRegions) {
   EXPECT_EQ(region.sizes, (std::vector<int64_t>{2, 5}));
 }
 
+TEST(WeightShardingTest, BlockRegions) {
+  // A block of a [5, 8] weight: rows 1..4, columns 2..7.
+  ShardRegion block{{1, 2}, {4, 6}};
+  // Columns over tp (3): each rank holds 2 of the block's 6 columns. Rank 5
+  // is (dp 1, tp 2).
+  ShardRegion region = shardRegion(block, {{}, {"tp"}}, kMesh, 5);
+  EXPECT_EQ(region.offsets, (std::vector<int64_t>{1, 6}));
+  EXPECT_EQ(region.sizes, (std::vector<int64_t>{4, 2}));
+  region = shardRegion(block, {{}, {"tp"}}, kMesh, 0);
+  EXPECT_EQ(region.offsets, (std::vector<int64_t>{1, 2}));
+  // Rows over dp (2), columns over tp (3). Rank 1 is (dp 0, tp 1).
+  region = shardRegion(block, {{"dp"}, {"tp"}}, kMesh, 5);
+  EXPECT_EQ(region.offsets, (std::vector<int64_t>{3, 6}));
+  EXPECT_EQ(region.sizes, (std::vector<int64_t>{2, 2}));
+  region = shardRegion(block, {{"dp"}, {"tp"}}, kMesh, 1);
+  EXPECT_EQ(region.offsets, (std::vector<int64_t>{1, 4}));
+  // Unsharded: the block itself.
+  region = shardRegion(block, {}, kMesh, 3);
+  EXPECT_EQ(region.offsets, block.offsets);
+  EXPECT_EQ(region.sizes, block.sizes);
+  // Two axes on one dimension: slice dp * 3 + tp = 4 of a block of 6 rows.
+  region =
+      shardRegion(ShardRegion{{2, 1}, {6, 2}}, {{"dp", "tp"}, {}}, kMesh, 4);
+  EXPECT_EQ(region.offsets, (std::vector<int64_t>{6, 1}));
+  EXPECT_EQ(region.sizes, (std::vector<int64_t>{1, 2}));
+
+  // The values rank 5 copies: rows 3..4, columns 6..7 of the [5, 8] iota.
+  std::vector<float> values(40);
+  std::iota(values.begin(), values.end(), 0.0f);
+  std::vector<float> shard(4);
+  copyRegion(values.data(), {5, 8}, sizeof(float),
+             shardRegion(block, {{"dp"}, {"tp"}}, kMesh, 5), shard.data());
+  EXPECT_EQ(shard, (std::vector<float>{30, 31, 38, 39}));
+
+  // The sharding must divide the block, not the weight.
+  EXPECT_THROW(shardRegion(ShardRegion{{0, 0}, {4, 4}}, {{}, {"tp"}}, kMesh, 0),
+               std::invalid_argument);
+}
+
 TEST(WeightShardingTest, Errors) {
   EXPECT_THAT(errorOf({4, 6}, {{"dp"}}),
               HasSubstr("sharding has 1 entries for a tensor of rank 2"));

@@ -115,3 +115,53 @@ func.func @dead_async(%x: tensor<8x16xf32>) {
   } : !braid.future<tensor<8x16xf32>>
   return
 }
+
+// -----
+
+braid.weight @c_attn : tensor<64x192xf32>
+
+// A constant unit-stride slice of a weight read only there reads a block.
+// CHECK-LABEL: func @slice_of_weight
+// CHECK-NEXT: %[[K:.*]] = braid.get_weight @c_attn block [64, 64] at [0, 64] : tensor<64x64xf32>
+// CHECK-NEXT: return %[[K]]
+func.func @slice_of_weight() -> tensor<64x64xf32> {
+  %w = braid.get_weight @c_attn : tensor<64x192xf32>
+  %k = braid.slice %w offsets [0, 64] sizes [64, 64] strides [1, 1] : tensor<64x192xf32> -> tensor<64x64xf32>
+  return %k : tensor<64x64xf32>
+}
+
+// -----
+
+braid.weight @c_attn : tensor<64x192xf32>
+
+// A slice of a block reads a block whose offsets add up.
+// CHECK-LABEL: func @slice_of_block
+// CHECK-NEXT: %[[K:.*]] = braid.get_weight @c_attn block [32, 16] at [8, 72] : tensor<32x16xf32>
+// CHECK-NEXT: return %[[K]]
+func.func @slice_of_block() -> tensor<32x16xf32> {
+  %w = braid.get_weight @c_attn block [64, 64] at [0, 64] : tensor<64x64xf32>
+  %k = braid.slice %w offsets [8, 8] sizes [32, 16] strides [1, 1] : tensor<64x64xf32> -> tensor<32x16xf32>
+  return %k : tensor<32x16xf32>
+}
+
+// -----
+
+braid.mesh @world(tp = 2)
+braid.weight @c_attn : tensor<64x192xf32>
+
+// Slices stay slices when the weight has other uses, is sharded, or the
+// slice is strided or has a run-time offset.
+// CHECK-LABEL: func @slices_that_stay
+// CHECK-COUNT-4: braid.slice
+// CHECK-NOT: block
+func.func @slices_that_stay(%o: index) -> (tensor<64x192xf32>, tensor<64x64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x64xf32>) {
+  %w = braid.get_weight @c_attn : tensor<64x192xf32>
+  %a = braid.slice %w offsets [0, 64] sizes [64, 64] strides [1, 1] : tensor<64x192xf32> -> tensor<64x64xf32>
+  %s = braid.get_weight @c_attn sharded on @world [[], ["tp"]] : tensor<64x96xf32>
+  %b = braid.slice %s offsets [0, 0] sizes [64, 32] strides [1, 1] : tensor<64x96xf32> -> tensor<64x32xf32>
+  %w2 = braid.get_weight @c_attn : tensor<64x192xf32>
+  %c = braid.slice %w2 offsets [0, 0] sizes [64, 32] strides [1, 2] : tensor<64x192xf32> -> tensor<64x32xf32>
+  %w3 = braid.get_weight @c_attn : tensor<64x192xf32>
+  %d = braid.slice %w3 offsets [0, %o] sizes [64, 64] strides [1, 1] : tensor<64x192xf32> -> tensor<64x64xf32>
+  return %w, %a, %b, %c, %d : tensor<64x192xf32>, tensor<64x64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x64xf32>
+}

@@ -90,6 +90,78 @@ func.func @get_weight_type_mismatch() -> tensor<8x4xf32> {
 
 // -----
 
+// get_weight with a block but no offsets (only reachable in generic form).
+braid.weight @w : tensor<4x8xf32>
+func.func @get_weight_block_without_offsets() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'braid.get_weight' op needs both a block and its offsets, or neither}}
+  %w = "braid.get_weight"() <{name = @w, block = array<i64: 4, 4>}> : () -> tensor<4x4xf32>
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
+// get_weight with a block of another rank than the weight.
+braid.weight @w : tensor<4x8xf32>
+func.func @get_weight_block_rank() -> tensor<4xf32> {
+  // expected-error @+1 {{'braid.get_weight' op block has 1 sizes and 1 offsets for weight 'w' of rank 2}}
+  %w = braid.get_weight @w block [4] at [0] : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// get_weight with a block that runs past the weight.
+braid.weight @w : tensor<4x8xf32>
+func.func @get_weight_block_out_of_bounds() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'braid.get_weight' op block dimension 1 (offset 6, size 4) does not fit in size 8 of weight 'w'}}
+  %w = braid.get_weight @w block [4, 4] at [0, 6] : tensor<4x4xf32>
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
+// get_weight with a negative block offset.
+braid.weight @w : tensor<4x8xf32>
+func.func @get_weight_block_negative() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'braid.get_weight' op block dimension 0 (offset -1, size 4) does not fit in size 4 of weight 'w'}}
+  %w = braid.get_weight @w block [4, 4] at [-1, 0] : tensor<4x4xf32>
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
+// get_weight with a block that its sharding does not divide.
+braid.mesh @world(tp = 4)
+braid.weight @w : tensor<4x12xf32>
+func.func @get_weight_block_sharding() -> tensor<4x1xf32> {
+  // expected-error @+1 {{'braid.get_weight' op block dimension 1 of size 6 does not divide over 4 ranks}}
+  %w = braid.get_weight @w block [4, 6] at [0, 6] sharded on @world [[], ["tp"]] : tensor<4x1xf32>
+  return %w : tensor<4x1xf32>
+}
+
+// -----
+
+// get_weight whose result type is not the block's.
+braid.weight @w : tensor<4x8xf32>
+func.func @get_weight_block_type() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'braid.get_weight' op result type 'tensor<4x8xf32>' differs from the block 'tensor<4x4xf32>' of weight 'w'}}
+  %w = braid.get_weight @w block [4, 4] at [0, 4] : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// get_weight whose result type is not this rank's slice of the block.
+braid.mesh @world(tp = 2)
+braid.weight @w : tensor<4x8xf32>
+func.func @get_weight_sharded_block_type() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'braid.get_weight' op result type 'tensor<4x4xf32>' differs from this rank's slice of the block 'tensor<4x4xf32>' of weight 'w'}}
+  %w = braid.get_weight @w block [4, 4] at [0, 4] sharded on @world [[], ["tp"]] : tensor<4x4xf32>
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // braid.async, braid.await, braid.yield
 //===----------------------------------------------------------------------===//

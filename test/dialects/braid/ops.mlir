@@ -6,6 +6,8 @@
 braid.mesh @world(dp = 2, tp = 4)
 // CHECK: braid.mesh @"odd mesh"(tp = 2)
 braid.mesh @"odd mesh"(tp = 2)
+// CHECK: braid.weight @c_attn : tensor<64x192xf32>
+braid.weight @c_attn : tensor<64x192xf32>
 // CHECK: braid.weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
 braid.weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
 
@@ -26,6 +28,20 @@ func.func @structure(%x: tensor<8x1024xf32>) -> (tensor<8x1024xf32>, index, tens
   // CHECK: braid.await %[[F]]#1 : tensor<8x1024xf32>
   %y = braid.await %f#1 : tensor<8x1024xf32>
   return %y, %r, %w : tensor<8x1024xf32>, index, tensor<768x3072xf32>
+}
+
+// Weights read whole, sharded, as a block, and as a sharded block.
+// CHECK-LABEL: func @weights
+func.func @weights() -> (tensor<64x192xf32>, tensor<64x48xf32>, tensor<64x64xf32>, tensor<32x16xf32>) {
+  // CHECK: braid.get_weight @c_attn : tensor<64x192xf32>
+  %w = braid.get_weight @c_attn : tensor<64x192xf32>
+  // CHECK: braid.get_weight @c_attn sharded on @world {{\[\[}}], ["tp"]] : tensor<64x48xf32>
+  %s = braid.get_weight @c_attn sharded on @world [[], ["tp"]] : tensor<64x48xf32>
+  // CHECK: braid.get_weight @c_attn block [64, 64] at [0, 64] : tensor<64x64xf32>
+  %b = braid.get_weight @c_attn block [64, 64] at [0, 64] : tensor<64x64xf32>
+  // CHECK: braid.get_weight @c_attn block [64, 64] at [0, 128] sharded on @world {{\[\[}}"dp"], ["tp"]] : tensor<32x16xf32>
+  %bs = braid.get_weight @c_attn block [64, 64] at [0, 128] sharded on @world [["dp"], ["tp"]] : tensor<32x16xf32>
+  return %w, %s, %b, %bs : tensor<64x192xf32>, tensor<64x48xf32>, tensor<64x64xf32>, tensor<32x16xf32>
 }
 
 // CHECK-LABEL: func @elementwise
