@@ -430,9 +430,6 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   };
   if (!hasTensor(op->getOperandTypes()) && !hasTensor(op->getResultTypes()))
     return success();
-  if (op->getNumRegions() != 0)
-    return op->emitOpError("braid-partition does not handle regions yet "
-                           "(partition first, then overlap)");
   auto mappingOp = dyn_cast<DimensionMappingOpInterface>(op);
   // An op the pass knows nothing about reads whole tensors.
   if (!mappingOp) {
@@ -713,6 +710,14 @@ void PartitionPass::runOnOperation() {
                           b.getStrArrayAttr(names),
                           b.getDenseI64ArrayAttr(sizes));
   }
+
+  // Nothing is rewritten before the whole program is known to be supported.
+  for (Operation &op : function.getBody().front())
+    if (op.getNumRegions() != 0) {
+      op.emitOpError("braid-partition does not handle regions yet "
+                     "(partition first, then overlap)");
+      return signalPassFailure();
+    }
 
   // Annotations are checked once, against the mesh.
   for (BlockArgument arg : function.getArguments())

@@ -61,6 +61,31 @@ def BraidRaiseAttention : Pass<"braid-raise-attention"> {
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
+def BraidSplitFusedProjections : Pass<"braid-split-fused-projections"> {
+  let summary = "Splits a fused projection into one projection per piece";
+  let description = [{
+    `split(reshape(x @ W + b))` along the last dimension, as GPT-2 computes q,
+    k and v from one `c_attn` weight, becomes one projection per piece, each
+    reading its block of `W` and `b` (`braid.get_weight ... block`). The split
+    moves toward the producers through reshapes that keep the last dimension,
+    elementwise add/sub/mul/div (an operand broadcast along it is shared),
+    and matmul (the weight's columns are split). Nothing changes unless every
+    op on the way feeds only the next one. The values are the same; the point
+    is that `braid-partition` can then shard every piece by its own columns
+    (Megatron's layout), which a fused weight split in contiguous blocks
+    cannot give. `braidc --parallel` runs it before partitioning.
+
+    ```mlir
+    %y = braid.matmul %x, %w : (tensor<32x64xf32>, tensor<64x192xf32>) -> tensor<32x192xf32>
+    %q, %k, %v = braid.split %y dim 1 : ...
+    // becomes
+    %wq = braid.get_weight @w block [64, 64] at [0, 0] : tensor<64x64xf32>
+    %q = braid.matmul %x, %wq : ...      // and likewise k, v
+    ```
+  }];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
   let summary = "Partitions a single-device program over a mesh (SPMD)";
   let description = [{

@@ -102,7 +102,8 @@ int main(int argc, char **argv) {
         options += " " + kind.str() + "=" + count.str();
       }
     }
-    std::string partition = "braid-partition{" + options.substr(1) + "}";
+    std::string partition = "braid-split-fused-projections,braid-partition{" +
+                            options.substr(1) + "}";
     request.pipeline =
         pipeline.empty() ? partition : partition + "," + std::string(pipeline);
   }
