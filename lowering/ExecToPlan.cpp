@@ -88,7 +88,8 @@ static std::string locationString(Location loc) {
 LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
                                                const std::string &weightsFile,
                                                pb::Plan &plan) {
-  plan.set_format_version(1);
+  // Version 2: weights may name a block (block_offsets, block_shape).
+  plan.set_format_version(2);
   for (auto [name, size] :
        llvm::zip(op.getAxisNames(), op.getAxisSizes())) {
     plan.mutable_mesh()->add_axis_names(cast<StringAttr>(name).str());

@@ -50,7 +50,7 @@ class KernelRegistry;
 class SafetensorsFile;
 
 /// The plan format this runtime reads (Plan.format_version).
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 
 /// The most events a plan may declare; more would only waste memory.
 constexpr uint32_t kMaxEvents = 1u << 24;

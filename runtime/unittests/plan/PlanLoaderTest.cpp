@@ -111,8 +111,8 @@ TEST(PlanLoaderTest, ValidPlanLoads) {
 
 TEST(PlanLoaderTest, FormatVersion) {
   PlanBuilder p = validPlan();
-  p.plan.set_format_version(2);
-  EXPECT_THAT(loadError(p), AllOf(HasSubstr("format_version"), HasSubstr("2")));
+  p.plan.set_format_version(1);
+  EXPECT_THAT(loadError(p), AllOf(HasSubstr("format_version"), HasSubstr("1")));
 }
 
 TEST(PlanLoaderTest, Mesh) {
