@@ -50,34 +50,6 @@ struct AxisStrategy {
   bool expertParallel = false;
 };
 
-/// Whether factor `f` leads every dimension it appears in: only then does a
-/// block of it stay one contiguous block of each dimension.
-bool majorEverywhere(const DimensionMapping &mapping, unsigned f) {
-  auto check = [&](ArrayRef<ValueFactors> values) {
-    for (const ValueFactors &dims : values)
-      for (const DimFactors &factors : dims)
-        if (llvm::is_contained(factors, f) && factors.front() != f)
-          return false;
-    return true;
-  };
-  return check(mapping.getOperands()) && check(mapping.getResults());
-}
-
-/// The factor leading dimension `d` of `dims`, or -1.
-int leadingFactor(const ValueFactors &dims, int64_t d) {
-  return d < 0 || d >= (int64_t)dims.size() || dims[d].empty()
-             ? -1
-             : (int)dims[d].front();
-}
-
-/// The dimension of `dims` led by factor `f`, or -1.
-int64_t dimLedBy(const ValueFactors &dims, int f) {
-  for (auto [d, factors] : llvm::enumerate(dims))
-    if (!factors.empty() && (int)factors.front() == f)
-      return d;
-  return -1;
-}
-
 class AxisPartitioner {
 public:
   AxisPartitioner(func::FuncOp function, MeshOp mesh, AxisStrategy strategy)
@@ -299,7 +271,7 @@ std::string AxisPartitioner::whyNotUsable(Operation *op,
     return ("its factor of size " + Twine(factor.size) +
             " does not divide over " + Twine(size()) + " ranks")
         .str();
-  if (!majorEverywhere(mapping, f))
+  if (!mapping.leadsEveryDimension(f))
     return "the dimension is merged below another one in some operand or "
            "result, so a block of it is not contiguous";
   if (factor.kind == FactorKind::Routed) {

@@ -148,4 +148,145 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidPrintChunkRuns : Pass<"braid-print-chunk-runs", "::mlir::ModuleOp"> {
+  let summary = "Prints the dependency analysis behind the overlap passes";
+  let description = [{
+    Seeds `@main`'s inputs split along dimension `dim` into `chunks` chunks
+    and reports, for every op the split reaches, a remark: the run it belongs
+    to, the factor it is chunked along, and what chunk i needs of each
+    operand (`chunk` along a dimension, `prefix` 0..i along a dimension for
+    keys/values of causal attention, or `whole`). Ops that need a chunked
+    value whole end a run. The IR is not changed.
+  }];
+  let options = [
+    Option<"dim", "dim", "int64_t", /*default=*/"0",
+           "The input dimension to split (0: batch, 1: sequence)">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"2", "Number of chunks">
+  ];
+}
+
+def BraidDomino : Pass<"braid-domino", "::mlir::ModuleOp"> {
+  let summary = "Splits rows and/or columns into chunks whose collectives overlap (Domino)";
+  let description = [{
+    DeepSpeed Domino's tensor slicing for a tensor-parallel program: with
+    `split=rows` the batch (dimension 0 of every input of `@main`) is split
+    into `chunks` chunks and every op the split reaches (through all layers,
+    collectives included) is computed once per chunk; with `split=columns`
+    the output columns of every row-parallel matmul (one whose result is
+    all-reduced) are split, up to the next op that needs them whole (the
+    layer norm); `split=both` does rows, then columns within each row chunk.
+    Chunks need not be equal (a batch of 3 in 2 chunks gives 2 and 1). Each
+    chunk's collective is independent of the other chunks' compute;
+    `braid-schedule` then issues it as soon as its chunk is done and awaits
+    it as late as possible, across layer boundaries.
+
+    `chunks=0` (auto) tries 1, 2, 4 and 8 chunks and keeps the count whose
+    scheduled program the cost model (hardware profile `hw`) says is fastest.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"2",
+           "Number of chunks; 0 chooses with the cost model">,
+    Option<"split", "split", "std::string", /*default=*/"\"rows\"",
+           "rows (batch), columns (row-parallel outputs) or both">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile for chunks=0">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Pipelines sequence chunks of a causal prefill (ISO)";
+  let description = [{
+    ISO's sequence pipelining for prefill: the sequence (dimension 1 of every
+    input of `@main`) is split into chunks and every op is computed once per
+    chunk; causal attention of chunk i reads the keys and values of chunks
+    0..i (with its causal diagonal at the chunk's start). Chunk i's
+    all-reduce can then overlap chunk i+1's compute, and one chunk's MLP the
+    other's collective (`braid-schedule` does the placing).
+
+    Split points come from `split-points` (sequence positions, e.g. `11` for
+    [0, 11) and [11, 16)), from `chunks` (even split), or, with `chunks=0`,
+    from the cost model (`hw`): it tries split points for two chunks and keeps
+    the fastest scheduled program. Attention cost grows with the square of the
+    prefix, so the balanced point sits near L/sqrt(2) when attention
+    dominates and near L/2 when linear layers do.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"2",
+           "Number of equal chunks; 0 chooses two chunks' split with the cost model">,
+    ListOption<"splitPoints", "split-points", "int64_t",
+               "Sequence positions where chunks start (overrides chunks)">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile for chunks=0">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
+  let summary = "Issues collectives early and awaits them late (latency hiding)";
+  let description = [{
+    Turns every synchronous collective of every function into a
+    `braid.async on "comm"` issued as soon as its operands exist, with its
+    `braid.await` right before the first op that reads the result, and
+    reorders the compute in between: a list scheduler in estimated time (the
+    cost model of hardware profile `hw`) runs, among the ops whose operands
+    are available, the earliest in program order, and waits for a collective
+    only when no other work is left, across layer boundaries. All collectives
+    go to one stream in one order, so every rank issues them identically.
+    `memory-limit` (bytes; 0: none) caps the results of collectives issued
+    and not yet awaited; a collective held back is marked
+    `braid.held_by_memory_limit` (braid-overlap-report explains it).
+  }];
+  let options = [
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile (runtime/profiles) the schedule is timed on">,
+    Option<"memoryLimit", "memory-limit", "int64_t", /*default=*/"0",
+           "Bytes of collective results in flight at most (0: no limit)">,
+    Option<"stream", "stream", "std::string", /*default=*/"\"comm\"",
+           "The stream collectives run on">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
+def BraidOverlapReport : Pass<"braid-overlap-report", "::mlir::ModuleOp"> {
+  let summary = "Reports, per collective, how much of it is hidden and why not";
+  let description = [{
+    Estimates the timeline of every function (the cost model of hardware
+    profile `hw`; see passes/OverlapModel.h) and reports a remark per
+    collective: its time, the part of it that compute on the compute stream
+    hides, and when not all of it is hidden, why: `synchronous` (not in an
+    async; run braid-schedule), `memory limit` (braid-schedule held it back),
+    `no independent work` (its result is awaited before any other op runs),
+    or `dependency` (the independent work between issue and await is shorter
+    than the collective). A last remark per function gives the makespan, the
+    compute and communication totals, the exposed communication and the
+    overlap efficiency against the bound max(compute, communication). The IR
+    is not changed.
+  }];
+  let options = [
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile (runtime/profiles) the estimate uses">
+  ];
+}
+
+def BraidOverlapAuto : Pass<"braid-overlap-auto", "::mlir::ModuleOp"> {
+  let summary = "Chooses between Domino, ISO and plain scheduling with the cost model";
+  let description = [{
+    Tries, on copies of the module, no chunking, `braid-domino` with 2, 4 and
+    8 row chunks, and `braid-seq-pipeline` with two chunks split at L/2 and
+    near L/sqrt(2); schedules each copy like `braid-schedule` and applies the
+    one the cost model (hardware profile `hw`) times fastest. The choice is
+    recorded as `braid.overlap_choice` on the module. Run `braid-schedule`
+    after it (`braidc --overlap auto` does).
+  }];
+  let options = [
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile the candidates are timed on">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

@@ -21,6 +21,30 @@ unsigned DimensionMapping::addRoutedFactor(int64_t size, unsigned slots) {
   return factors.size() - 1;
 }
 
+bool DimensionMapping::leadsEveryDimension(unsigned f) const {
+  auto check = [&](ArrayRef<ValueFactors> values) {
+    for (const ValueFactors &dims : values)
+      for (const DimFactors &dimFactors : dims)
+        if (llvm::is_contained(dimFactors, f) && dimFactors.front() != f)
+          return false;
+    return true;
+  };
+  return check(operands) && check(results);
+}
+
+int mlir::braid::leadingFactor(const ValueFactors &dims, int64_t dim) {
+  return dim < 0 || dim >= (int64_t)dims.size() || dims[dim].empty()
+             ? -1
+             : (int)dims[dim].front();
+}
+
+int64_t mlir::braid::dimLedBy(const ValueFactors &dims, int f) {
+  for (auto [d, dimFactors] : llvm::enumerate(dims))
+    if (!dimFactors.empty() && (int)dimFactors.front() == f)
+      return d;
+  return -1;
+}
+
 SmallVector<OperandDimRef>
 DimensionMapping::getOperandDimsOf(unsigned result, unsigned dim) const {
   SmallVector<OperandDimRef> refs;

@@ -109,6 +109,10 @@ public:
   /// description of the first problem, or std::nullopt when consistent.
   std::optional<std::string> check(Operation *op) const;
 
+  /// Whether factor `f` leads every dimension it is part of: only then is a
+  /// block of it one contiguous block of each of those dimensions.
+  bool leadsEveryDimension(unsigned f) const;
+
   /// Prints `([f0, f1], [f1, f2]) -> ([f0, f2]) {f0 = 8, f1 = 16 sum, ...}`:
   /// `_` for a factorless dimension, `-` for a non-tensor value, `(f0 f1)` for
   /// a dimension made of several factors.
@@ -120,6 +124,12 @@ private:
   SmallVector<ValueFactors> operands;
   SmallVector<ValueFactors> results;
 };
+
+/// The factor leading dimension `dim` of `dims`, or -1 (no such dimension,
+/// or a broadcast dimension without factors).
+int leadingFactor(const ValueFactors &dims, int64_t dim);
+/// The dimension of `dims` that factor `f` leads, or -1.
+int64_t dimLedBy(const ValueFactors &dims, int f);
 
 /// Mapping of an elementwise op with numpy broadcasting: one parallel factor
 /// per result dimension; an operand dimension maps to the factor of the result

@@ -1,0 +1,394 @@
+//===- Overlap.cpp - Domino, ISO sequence pipelining, overlap report ------===//
+//
+// The chunking passes seed passes/Chunking.h's analysis (the batch, the
+// output columns of row-parallel matmuls, or the sequence) and rewrite the
+// runs it finds; braid-schedule then places every chunk's collective. With
+// chunks=0 they try candidates on a copy of the module, schedule each, and
+// keep the one the cost model times fastest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Chunking.h"
+#include "passes/Passes.h"
+#include "passes/Schedule.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <functional>
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
+
+namespace mlir {
+namespace braid {
+#define GEN_PASS_DEF_BRAIDPRINTCHUNKRUNS
+#define GEN_PASS_DEF_BRAIDDOMINO
+#define GEN_PASS_DEF_BRAIDSEQPIPELINE
+#define GEN_PASS_DEF_BRAIDOVERLAPREPORT
+#define GEN_PASS_DEF_BRAIDOVERLAPAUTO
+#include "passes/Passes.h.inc"
+} // namespace braid
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+
+/// Seeds every tensor input of `function` with at least `dim + 1` dimensions
+/// split along `dim` into chunks of `sizes` (which must add up to the
+/// dimension); fails naming the first input they do not fit.
+LogicalResult seedInputs(ChunkAnalysis &analysis, func::FuncOp function,
+                         int64_t dim, ArrayRef<int64_t> sizes,
+                         StringRef pass) {
+  int64_t total = 0;
+  for (int64_t s : sizes)
+    total += s;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() <= dim || type.getDimSize(dim) == 1)
+      continue;
+    if (type.getDimSize(dim) != total || llvm::any_of(sizes, [](int64_t s) {
+          return s <= 0;
+        }))
+      return function.emitError(pass)
+             << ": dimension " << dim << " (size " << type.getDimSize(dim)
+             << ") of argument " << arg.getArgNumber() << " of @"
+             << function.getSymName() << " cannot be split into chunks of "
+             << llvm::interleaved_array(sizes);
+    analysis.seedValue(arg, {dim, SmallVector<int64_t>(sizes)});
+  }
+  return success();
+}
+
+/// Seeds every matmul whose result is all-reduced (row parallel) along its
+/// output columns.
+void seedRowParallelColumns(ChunkAnalysis &analysis, func::FuncOp function,
+                            int64_t chunks) {
+  function.walk([&](AllReduceOp reduce) {
+    auto matmul = reduce.getInput().getDefiningOp<MatmulOp>();
+    if (!matmul || !matmul->hasOneUse())
+      return;
+    DimensionMapping mapping = matmul.getDimensionMapping();
+    const ValueFactors &out = mapping.getResults()[0];
+    int n = leadingFactor(out, out.size() - 1);
+    if (n < 0 || mapping.getFactors()[n].size < chunks)
+      return;
+    analysis.seedOp(matmul, n, evenChunks(mapping.getFactors()[n].size, chunks));
+  });
+}
+
+/// Applies `transform` to a copy of `module` for every candidate, schedules
+/// the copy, and returns the index of the candidate with the shortest
+/// estimated makespan (the first of equals).
+template <typename Transform>
+FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw, size_t candidates,
+                             Transform transform) {
+  FailureOr<CostModel> model = CostModel::load(hw, module);
+  if (failed(model))
+    return failure();
+  std::optional<size_t> best;
+  double bestTime = 0;
+  for (size_t c = 0; c < candidates; ++c) {
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    auto function = copy->lookupSymbol<func::FuncOp>("main");
+    if (!function || failed(transform(*copy, c)) ||
+        failed(scheduleFunction(function, *model, 0, "comm")))
+      continue;
+    double time = estimateTimeline(function, *model).makespan;
+    if (!best || time < bestTime) {
+      best = c;
+      bestTime = time;
+    }
+  }
+  if (!best)
+    return module.emitError("no candidate could be chunked"), failure();
+  return *best;
+}
+
+struct PrintChunkRunsPass
+    : public mlir::braid::impl::BraidPrintChunkRunsBase<PrintChunkRunsPass> {
+  using BraidPrintChunkRunsBase::BraidPrintChunkRunsBase;
+  void runOnOperation() override {
+    auto function = getOperation().lookupSymbol<func::FuncOp>("main");
+    if (!function) {
+      getOperation().emitError("braid-print-chunk-runs: no function @main");
+      return signalPassFailure();
+    }
+    ChunkAnalysis analysis;
+    int64_t size = 0;
+    for (BlockArgument arg : function.getArguments())
+      if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+          type && type.getRank() > dim && type.getDimSize(dim) > 1)
+        size = type.getDimSize(dim);
+    if (failed(seedInputs(analysis, function, dim, evenChunks(size, chunks),
+                          "braid-print-chunk-runs")))
+      return signalPassFailure();
+    analysis.run(function.getBody().front());
+    for (auto &[op, chunking] : analysis.getOps()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "run " << analysis.getRun(op) << ", factor f" << chunking.factor
+         << " in chunks " << llvm::interleaved_array(chunking.factorSizes)
+         << ":";
+      for (auto [i, use] : llvm::enumerate(chunking.operands)) {
+        switch (use.use) {
+        case ChunkUse::None:
+          continue;
+        case ChunkUse::Whole:
+          os << " #" << i << " whole";
+          break;
+        case ChunkUse::Chunk:
+          os << " #" << i << " chunk(dim " << use.dim << ")";
+          break;
+        case ChunkUse::Prefix:
+          os << " #" << i << " prefix(dim " << use.dim << ")";
+          break;
+        }
+      }
+      op->emitRemark(text);
+    }
+  }
+};
+
+/// Domino's split of @main into `count` chunks (see braid-domino).
+LogicalResult applyDomino(ModuleOp module, int64_t count, StringRef split) {
+  auto function = module.lookupSymbol<func::FuncOp>("main");
+  if (!function)
+    return module.emitError("braid-domino: no function @main");
+  if (split != "rows" && split != "columns" && split != "both")
+    return module.emitError("braid-domino: split must be rows, columns or "
+                            "both, not '")
+           << split << "'";
+  Block &body = function.getBody().front();
+  if (split != "columns") {
+    ChunkAnalysis rows;
+    int64_t batch = 0;
+    for (BlockArgument arg : function.getArguments())
+      if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+          type && type.getRank() > 0 && type.getDimSize(0) > 1)
+        batch = type.getDimSize(0);
+    if (batch < count)
+      return function.emitError("braid-domino: the batch (")
+             << batch << ") cannot be split into " << count << " chunks";
+    if (failed(seedInputs(rows, function, 0, evenChunks(batch, count),
+                          "braid-domino")))
+      return failure();
+    rows.run(body);
+    if (failed(rows.rewrite(body)))
+      return failure();
+  }
+  if (split != "rows") {
+    ChunkAnalysis columns;
+    seedRowParallelColumns(columns, function, count);
+    columns.run(body);
+    if (failed(columns.rewrite(body)))
+      return failure();
+  }
+  return success();
+}
+
+
+struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
+  using BraidDominoBase::BraidDominoBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t count = chunks;
+    if (count < 0) {
+      module.emitError("braid-domino: chunks must be 0 (auto) or positive");
+      return signalPassFailure();
+    }
+    if (count == 0) {
+      SmallVector<int64_t> candidates{1, 2, 4, 8};
+      FailureOr<size_t> best =
+          pickByCost(module, hw, candidates.size(), [&](ModuleOp m, size_t c) {
+            return applyDomino(m, candidates[c], split);
+          });
+      if (failed(best))
+        return signalPassFailure();
+      count = candidates[*best];
+      module->setAttr("braid.domino_chunks",
+                      IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                       count));
+    }
+    if (count > 1 && failed(applyDomino(module, count, split)))
+      signalPassFailure();
+  }
+};
+
+/// ISO's split of @main's sequence into chunks of `sizes`.
+LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes) {
+  auto function = module.lookupSymbol<func::FuncOp>("main");
+  if (!function)
+    return module.emitError("braid-seq-pipeline: no function @main");
+  ChunkAnalysis analysis;
+  if (failed(seedInputs(analysis, function, 1, sizes, "braid-seq-pipeline")))
+    return failure();
+  Block &body = function.getBody().front();
+  analysis.run(body);
+  return analysis.rewrite(body);
+}
+
+
+struct SeqPipelinePass
+    : public mlir::braid::impl::BraidSeqPipelineBase<SeqPipelinePass> {
+  using BraidSeqPipelineBase::BraidSeqPipelineBase;
+
+  static int64_t sequenceLengthOf(func::FuncOp function) {
+    for (BlockArgument arg : function.getArguments())
+      if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+          type && type.getRank() > 1 && type.getDimSize(1) > 1)
+        return type.getDimSize(1);
+    return 0;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto function = module.lookupSymbol<func::FuncOp>("main");
+    if (!function) {
+      module.emitError("braid-seq-pipeline: no function @main");
+      return signalPassFailure();
+    }
+    int64_t length = sequenceLengthOf(function);
+    SmallVector<int64_t> sizes;
+    if (!splitPoints.empty()) {
+      int64_t previous = 0;
+      for (int64_t point : splitPoints) {
+        if (point <= previous || point >= length) {
+          module.emitError("braid-seq-pipeline: split points must increase "
+                           "strictly inside (0, ")
+              << length << "), got " << llvm::interleaved_array(splitPoints);
+          return signalPassFailure();
+        }
+        sizes.push_back(point - previous);
+        previous = point;
+      }
+      sizes.push_back(length - previous);
+    } else if (chunks > 0) {
+      if (length < chunks) {
+        module.emitError("braid-seq-pipeline: the sequence (")
+            << length << ") cannot be split into " << chunks << " chunks";
+        return signalPassFailure();
+      }
+      sizes = evenChunks(length, chunks);
+    } else {
+      // Two chunks, the split point chosen by the cost model.
+      SmallVector<int64_t> points;
+      int64_t step = std::max<int64_t>(1, length / 32);
+      for (int64_t p = step; p < length; p += step)
+        points.push_back(p);
+      FailureOr<size_t> best =
+          pickByCost(module, hw, points.size(), [&](ModuleOp m, size_t c) {
+            return applySeqPipeline(m, {points[c], length - points[c]});
+          });
+      if (failed(best))
+        return signalPassFailure();
+      sizes = {points[*best], length - points[*best]};
+      module->setAttr("braid.seq_split_point",
+                      IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                       points[*best]));
+    }
+    if (sizes.size() > 1 && failed(applySeqPipeline(module, sizes)))
+      signalPassFailure();
+  }
+};
+
+struct OverlapAutoPass
+    : public mlir::braid::impl::BraidOverlapAutoBase<OverlapAutoPass> {
+  using BraidOverlapAutoBase::BraidOverlapAutoBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto function = module.lookupSymbol<func::FuncOp>("main");
+    if (!function) {
+      module.emitError("braid-overlap-auto: no function @main");
+      return signalPassFailure();
+    }
+    struct Candidate {
+      std::string name;
+      std::function<LogicalResult(ModuleOp)> apply;
+    };
+    SmallVector<Candidate> candidates{
+        {"schedule", [](ModuleOp) { return success(); }}};
+    for (int64_t count : {2, 4, 8})
+      candidates.push_back({"domino=" + std::to_string(count),
+                            [count](ModuleOp m) {
+                              return applyDomino(m, count, "rows");
+                            }});
+    int64_t length = SeqPipelinePass::sequenceLengthOf(function);
+    llvm::SmallSetVector<int64_t, 2> points;
+    for (int64_t p : {length / 2, (int64_t)std::lround(length / std::sqrt(2.0))})
+      if (p > 0 && p < length)
+        points.insert(p);
+    for (int64_t p : points)
+      candidates.push_back({"seq@" + std::to_string(p), [p, length](ModuleOp m) {
+                              return applySeqPipeline(m, {p, length - p});
+                            }});
+    // Candidates that do not apply (a batch of 1 in 2 chunks) are skipped.
+    ScopedDiagnosticHandler quiet(&getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<size_t> best =
+        pickByCost(module, hw, candidates.size(), [&](ModuleOp m, size_t c) {
+          return candidates[c].apply(m);
+        });
+    if (failed(best) || failed(candidates[*best].apply(module)))
+      return signalPassFailure();
+    module->setAttr("braid.overlap_choice",
+                    StringAttr::get(&getContext(), candidates[*best].name));
+  }
+};
+
+struct OverlapReportPass
+    : public mlir::braid::impl::BraidOverlapReportBase<OverlapReportPass> {
+  using BraidOverlapReportBase::BraidOverlapReportBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<CostModel> model = CostModel::load(hw, module);
+    if (failed(model))
+      return signalPassFailure();
+    auto us = [](double seconds) {
+      return llvm::formatv("{0:F1} us", seconds * 1e6).str();
+    };
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      Timeline timeline = estimateTimeline(function, *model);
+      double exposed = 0;
+      for (const CollectiveTiming &c : timeline.collectives) {
+        double time = c.end - c.start;
+        double hidden = std::min(c.hidden, time);
+        exposed += time - hidden;
+        std::string text = llvm::formatv("{0} of {1} hidden", us(hidden),
+                                         us(time))
+                               .str();
+        if (time - hidden > 1e-12 * std::max(1.0, time)) {
+          text += "; not hidden: ";
+          if (!c.async)
+            text += "synchronous (nothing runs while it does; run "
+                    "braid-schedule)";
+          else if (c.collective->hasAttr(kHeldByMemoryAttr))
+            text += "memory limit (braid-schedule held its issue back)";
+          else if (!c.workBeforeAwait)
+            text += "no independent work (its result is awaited before any "
+                    "other op runs)";
+          else
+            text += "dependency (the independent work between its issue and "
+                    "its await is shorter than it)";
+        }
+        c.collective->emitRemark(text);
+      }
+      double bound = std::max(timeline.computeBusy, timeline.commBusy);
+      function.emitRemark(llvm::formatv(
+          "makespan {0}, compute {1}, communication {2}, exposed "
+          "communication {3}, overlap efficiency {4:F2} (bound "
+          "max(compute, communication) = {5})",
+          us(timeline.makespan), us(timeline.computeBusy),
+          us(timeline.commBusy), us(exposed),
+          timeline.makespan > 0 ? bound / timeline.makespan : 1.0,
+          us(bound)));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,185 @@
+//===- OverlapModel.cpp - time of braid programs for the overlap passes ---===//
+
+#include "passes/OverlapModel.h"
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/cost/ClusterCost.h"
+#include "runtime/cost/HardwareProfile.h"
+#include "runtime/cost/Roofline.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+namespace rt = ::braid::rt;
+
+CostModel::CostModel() = default;
+CostModel::CostModel(CostModel &&) = default;
+CostModel::~CostModel() = default;
+
+FailureOr<CostModel> CostModel::load(StringRef hw, Operation *anchor) {
+  CostModel model;
+  try {
+    model.profile = std::make_unique<rt::HardwareProfile>(
+        rt::resolveHardwareProfile(hw.str()));
+  } catch (const std::exception &e) {
+    return anchor->emitError("hardware profile '")
+           << hw << "': " << e.what();
+  }
+  return model;
+}
+
+static rt::DType dtypeOf(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF16())
+    return rt::DType::F16;
+  if (element.isBF16())
+    return rt::DType::BF16;
+  if (element.isInteger(64))
+    return rt::DType::I64;
+  if (element.isInteger(32))
+    return rt::DType::I32;
+  if (element.isInteger(1))
+    return rt::DType::I1;
+  return rt::DType::F32;
+}
+
+static std::optional<rt::CollectiveKind> collectiveKind(Operation *op) {
+  if (isa<AllReduceOp>(op))
+    return rt::CollectiveKind::AllReduce;
+  if (isa<AllGatherOp>(op))
+    return rt::CollectiveKind::AllGather;
+  if (isa<ReduceScatterOp>(op))
+    return rt::CollectiveKind::ReduceScatter;
+  if (isa<AllToAllOp>(op))
+    return rt::CollectiveKind::AllToAll;
+  if (isa<BroadcastOp>(op))
+    return rt::CollectiveKind::Broadcast;
+  if (isa<CollectivePermuteOp>(op))
+    return rt::CollectiveKind::CollectivePermute;
+  return std::nullopt;
+}
+
+double CostModel::seconds(Operation *op) const {
+  if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+        op, collective.getMeshAttr());
+    std::optional<rt::CollectiveKind> kind = collectiveKind(op);
+    if (!mesh || !kind)
+      return 0;
+    rt::MeshShape shape;
+    for (auto [name, size] :
+         llvm::zip(mesh.getAxisNames(), mesh.getShape())) {
+      shape.axisNames.push_back(cast<StringAttr>(name).str());
+      shape.axisSizes.push_back(size);
+    }
+    std::vector<std::string> axes;
+    for (Attribute axis : collective.getMeshAxes())
+      axes.push_back(cast<StringAttr>(axis).str());
+    // S as nccl-tests defines it: the gathered output for all-gather.
+    Value measured = isa<AllGatherOp>(op) ? op->getResult(0)
+                                          : collective.getInput();
+    double bytes = (double)getNumBytes(measured);
+    // The slowest group (groups of one axis set may sit differently).
+    double seconds = 0;
+    for (int64_t rank = 0; rank < shape.numRanks(); ++rank) {
+      std::vector<int64_t> group = shape.group(rank, axes);
+      if (group.front() != rank)
+        continue;
+      rt::GroupPlacement placement =
+          rt::placeGroup(group, profile->node.gpusPerNode);
+      seconds = std::max(seconds, rt::clusterCollectiveTime(
+                                      *profile, *kind,
+                                      rt::CollectiveAlgorithm::Auto,
+                                      placement, bytes));
+    }
+    return seconds;
+  }
+  auto cost = dyn_cast<CostOpInterface>(op);
+  if (!cost || isa<GetWeightOp, ConstantOp>(op))
+    return 0;
+  Type type = op->getNumOperands() ? op->getOperand(0).getType()
+                                   : op->getResult(0).getType();
+  StringRef name = op->getName().stripDialect();
+  return rt::kernelTime(*profile, rt::classifyKernel(name.str()),
+                        dtypeOf(type), (double)cost.getFlops(),
+                        (double)cost.getMinBytes())
+      .total();
+}
+
+Timeline mlir::braid::estimateTimeline(func::FuncOp function,
+                                       const CostModel &model) {
+  Timeline timeline;
+  double main = 0;
+  llvm::StringMap<double> streamFree;
+  llvm::DenseMap<Value, double> futureEnd;
+  SmallVector<std::pair<double, double>> computeIntervals;
+  // Position in program order, for "work between async and await".
+  llvm::DenseMap<Operation *, size_t> position;
+  llvm::DenseMap<Value, size_t> firstAwait;
+  SmallVector<size_t> computePositions;
+  SmallVector<std::pair<size_t, Value>> asyncCollectives;
+  size_t index = 0;
+  for (Operation &op : function.getBody().front()) {
+    position[&op] = index++;
+    if (auto async = dyn_cast<AsyncOp>(op)) {
+      StringRef stream = async.getStream();
+      double t = std::max(main, streamFree.lookup(stream));
+      for (Operation &inner : async.getBody().front()) {
+        double d = model.seconds(&inner);
+        if (isa<CollectiveOpInterface>(inner)) {
+          timeline.collectives.push_back(
+              {&inner, main, t, t + d, 0, /*async=*/true, false});
+          timeline.commBusy += d;
+          for (Value future : async.getResults())
+            asyncCollectives.push_back(
+                {timeline.collectives.size() - 1, future});
+        } else {
+          computeIntervals.push_back({t, t + d});
+          timeline.computeBusy += d;
+        }
+        t += d;
+      }
+      streamFree[stream] = t;
+      for (Value future : async.getResults())
+        futureEnd[future] = t;
+      continue;
+    }
+    if (auto await = dyn_cast<AwaitOp>(op)) {
+      main = std::max(main, futureEnd.lookup(await.getFuture()));
+      firstAwait.try_emplace(await.getFuture(), position[&op]);
+      continue;
+    }
+    double d = model.seconds(&op);
+    if (isa<CollectiveOpInterface>(op)) {
+      timeline.collectives.push_back({&op, main, main, main + d, 0, false,
+                                      false});
+      timeline.commBusy += d;
+    } else if (d > 0) {
+      computeIntervals.push_back({main, main + d});
+      computePositions.push_back(position[&op]);
+      timeline.computeBusy += d;
+    }
+    main += d;
+  }
+  timeline.makespan = main;
+  for (auto &entry : streamFree)
+    timeline.makespan = std::max(timeline.makespan, entry.second);
+  for (CollectiveTiming &c : timeline.collectives) {
+    if (!c.async)
+      continue;
+    for (auto [begin, end] : computeIntervals)
+      c.hidden += std::max(0.0, std::min(end, c.end) - std::max(begin, c.start));
+  }
+  for (auto [i, future] : asyncCollectives) {
+    CollectiveTiming &c = timeline.collectives[i];
+    size_t issued = position[c.collective->getParentOp()];
+    auto it = firstAwait.find(future);
+    size_t awaited = it == firstAwait.end() ? index : it->second;
+    c.workBeforeAwait |= llvm::any_of(computePositions, [&](size_t p) {
+      return p > issued && p < awaited;
+    });
+  }
+  return timeline;
+}

@@ -1,0 +1,74 @@
+//===- OverlapModel.h - time of braid programs for the overlap passes -*-===//
+//
+// The runtime's cost model (runtime/cost: roofline per kernel, alpha-beta
+// per collective on the cluster the hardware profile describes) applied to
+// braid IR, and a timeline of one function: ops outside asyncs run in
+// program order on the compute stream; an async's body runs on its named
+// stream, in program order per stream, starting when the program reaches it
+// and its stream is free; an await blocks the compute stream until its
+// future is done. Communication contending with compute is not modelled here
+// (the simulator does that on plans); this is the estimate passes use to
+// choose between schedules and to explain them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_PASSES_OVERLAPMODEL_H
+#define BRAID_PASSES_OVERLAPMODEL_H
+
+#include "dialects/braid/BraidDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <memory>
+
+namespace braid::rt {
+struct HardwareProfile;
+} // namespace braid::rt
+
+namespace mlir {
+namespace braid {
+
+class CostModel {
+public:
+  /// Loads hardware profile `hw` (a name in runtime/profiles or a path);
+  /// reports a failure at `anchor`.
+  static FailureOr<CostModel> load(StringRef hw, Operation *anchor);
+  CostModel(CostModel &&);
+  ~CostModel();
+
+  /// Seconds op `op` takes alone: a compute op's roofline time, a
+  /// collective's time on the cluster its group spans; 0 for the rest.
+  double seconds(Operation *op) const;
+
+private:
+  CostModel();
+  std::unique_ptr<::braid::rt::HardwareProfile> profile;
+};
+
+/// When one collective ran in the estimated timeline.
+struct CollectiveTiming {
+  Operation *collective;
+  /// Issued (the program reached it), started, finished.
+  double issue = 0, start = 0, end = 0;
+  /// Seconds of compute-stream work inside [start, end].
+  double hidden = 0;
+  /// Whether it runs in a braid.async, and whether some op runs on the
+  /// compute stream between its async and its first await.
+  bool async = false;
+  bool workBeforeAwait = false;
+};
+
+struct Timeline {
+  double makespan = 0;
+  double computeBusy = 0;
+  double commBusy = 0;
+  SmallVector<CollectiveTiming> collectives;
+};
+
+/// Estimates the timeline of `function` (see the file comment).
+Timeline estimateTimeline(func::FuncOp function, const CostModel &model);
+
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_PASSES_OVERLAPMODEL_H

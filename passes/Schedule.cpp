@@ -1,0 +1,182 @@
+//===- Schedule.cpp - latency-hiding list scheduling ----------------------===//
+//
+// A list scheduler in estimated time with two resources, the compute stream
+// and one communication stream. Collectives are issued the moment their
+// operands exist (in program order among themselves, so every rank issues
+// them in the same order on one stream); the compute stream runs, among the
+// ops whose operands are available now, the earliest in program order, and
+// stalls only when none is (then for the one available soonest). Waiting
+// for a collective is thereby put off until no other work is left, across
+// layer boundaries. Chunked programs (braid-domino, braid-seq-pipeline)
+// interleave chunk by chunk this way without any pass-specific rule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Schedule.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <set>
+
+namespace mlir {
+namespace braid {
+#define GEN_PASS_DEF_BRAIDSCHEDULE
+#include "passes/Passes.h.inc"
+} // namespace braid
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::braid;
+
+LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
+                                            const CostModel &model,
+                                            int64_t memoryLimit,
+                                            StringRef stream) {
+  Block &body = function.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<AsyncOp, AwaitOp>(op))
+      return op.emitOpError("braid-schedule expects synchronous collectives; "
+                            "this program is already scheduled");
+    if (op.getNumRegions() != 0)
+      return op.emitOpError("braid-schedule does not handle ops with regions");
+    ops.push_back(&op);
+  }
+  size_t n = ops.size();
+  llvm::DenseMap<Operation *, size_t> index;
+  for (auto [i, op] : llvm::enumerate(ops))
+    index[op] = i;
+  SmallVector<SmallVector<size_t>> users(n);
+  SmallVector<size_t> pending(n, 0);
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    llvm::SmallDenseSet<size_t, 4> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && index.count(def))
+        producers.insert(index[def]);
+    pending[i] = producers.size();
+    for (size_t p : producers)
+      users[p].push_back(i);
+  }
+  auto isCollective = [&](size_t i) {
+    return isa<CollectiveOpInterface>(ops[i]);
+  };
+  std::set<size_t> readyCompute, readyCollectives;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0)
+      (isCollective(i) ? readyCollectives : readyCompute).insert(i);
+
+  SmallVector<double> available(n, 0.0); // when an op's operands exist
+  SmallVector<double> finish(n, 0.0);
+  SmallVector<bool> awaited(n, false);
+  SmallVector<size_t> order;
+  double computeTime = 0, commTime = 0;
+  int64_t inFlight = 0;
+  auto complete = [&](size_t i) {
+    order.push_back(i);
+    for (size_t u : users[i]) {
+      available[u] = std::max(available[u], finish[i]);
+      if (--pending[u] == 0)
+        (isCollective(u) ? readyCollectives : readyCompute).insert(u);
+    }
+  };
+  auto issue = [&](size_t c) {
+    readyCollectives.erase(c);
+    double start = std::max({commTime, computeTime, available[c]});
+    finish[c] = start + model.seconds(ops[c]);
+    commTime = finish[c];
+    inFlight += getNumBytes(ops[c]->getResult(0));
+    complete(c);
+  };
+  while (order.size() < n) {
+    // Issue every collective whose operands exist, in program order, as far
+    // as the memory limit allows.
+    while (!readyCollectives.empty()) {
+      size_t c = *readyCollectives.begin();
+      int64_t bytes = getNumBytes(ops[c]->getResult(0));
+      if (memoryLimit > 0 && inFlight > 0 && inFlight + bytes > memoryLimit) {
+        ops[c]->setAttr(kHeldByMemoryAttr, UnitAttr::get(function.getContext()));
+        break;
+      }
+      issue(c);
+    }
+    if (readyCompute.empty()) {
+      if (readyCollectives.empty())
+        return function.emitError("braid-schedule: the body has a cycle");
+      issue(*readyCollectives.begin()); // held back, but nothing else is left
+      continue;
+    }
+    // The earliest op (program order) available now, else the soonest.
+    std::optional<size_t> pick;
+    for (size_t i : readyCompute)
+      if (available[i] <= computeTime) {
+        pick = i;
+        break;
+      }
+    if (!pick)
+      for (size_t i : readyCompute)
+        if (!pick || available[i] < available[*pick])
+          pick = i;
+    size_t i = *pick;
+    readyCompute.erase(i);
+    double start = std::max(computeTime, available[i]);
+    finish[i] = start + model.seconds(ops[i]);
+    computeTime = finish[i];
+    for (Value operand : ops[i]->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && index.count(def) && isCollective(index[def]) &&
+          !awaited[index[def]]) {
+        awaited[index[def]] = true;
+        inFlight -= getNumBytes(operand);
+      }
+    complete(i);
+  }
+
+  // Emit: the new order, then each collective in an async and an await
+  // before its first reader.
+  Operation *terminator = body.getTerminator();
+  for (size_t i : order)
+    ops[i]->moveBefore(terminator);
+  OpBuilder builder(function.getContext());
+  for (size_t i : order) {
+    if (!isCollective(i))
+      continue;
+    Operation *collective = ops[i];
+    Value result = collective->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    Operation *firstUser = nullptr;
+    for (Operation *user : result.getUsers())
+      if (!firstUser || user->isBeforeInBlock(firstUser))
+        firstUser = user;
+    builder.setInsertionPoint(collective);
+    auto async = AsyncOp::create(builder, collective->getLoc(),
+                                 TypeRange{FutureType::get(type)}, stream);
+    Block *region = builder.createBlock(&async.getBody());
+    collective->moveBefore(region, region->end());
+    builder.setInsertionPointToEnd(region);
+    YieldOp::create(builder, collective->getLoc(), result);
+    if (!firstUser)
+      continue;
+    builder.setInsertionPoint(firstUser);
+    Value done = AwaitOp::create(builder, collective->getLoc(), type,
+                                 async.getResult(0));
+    result.replaceAllUsesExcept(done, region->getTerminator());
+  }
+  return success();
+}
+
+namespace {
+struct SchedulePass : public mlir::braid::impl::BraidScheduleBase<SchedulePass> {
+  using BraidScheduleBase::BraidScheduleBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<CostModel> model = CostModel::load(hw, module);
+    if (failed(model))
+      return signalPassFailure();
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() &&
+          failed(scheduleFunction(function, *model, memoryLimit, stream)))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,27 @@
+//===- Schedule.h - latency-hiding list scheduling --------------*- C++ -*-===//
+
+#ifndef BRAID_PASSES_SCHEDULE_H
+#define BRAID_PASSES_SCHEDULE_H
+
+#include "passes/OverlapModel.h"
+
+namespace mlir {
+namespace braid {
+
+/// The attribute braid-schedule leaves on a collective whose issue the
+/// memory limit held back (read by braid-overlap-report).
+constexpr StringLiteral kHeldByMemoryAttr = "braid.held_by_memory_limit";
+
+/// Reorders `function`'s body and turns every synchronous collective into a
+/// braid.async on stream `stream` issued as early as its operands allow,
+/// with its braid.await right before the first op that reads it, so that
+/// independent compute runs in between (see braid-schedule in Passes.td).
+/// `memoryLimit` (bytes, 0: none) caps the results of collectives issued and
+/// not yet awaited.
+LogicalResult scheduleFunction(func::FuncOp function, const CostModel &model,
+                               int64_t memoryLimit, StringRef stream);
+
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_PASSES_SCHEDULE_H
