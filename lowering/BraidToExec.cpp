@@ -132,11 +132,12 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
       if (isa<RankedTensorType>(result.getType()))
         values.push_back(result);
     if (auto async = dyn_cast<AsyncOp>(op)) {
-      if (stream != "compute")
+      if (stream != AsyncOp::getMainStream())
         return async.emitOpError("nested async regions are not supported");
-      if (async.getStream() == "compute")
-        return async.emitOpError(
-            "runs on stream \"compute\", the main stream; name another");
+      if (async.getStream() == AsyncOp::getMainStream())
+        return async.emitOpError("runs on stream \"")
+               << AsyncOp::getMainStream()
+               << "\", the main stream; name another";
       int64_t start = numEvents++;
       program.push_back({Instruction::Record, nullptr, stream.str(), start});
       program.push_back(
@@ -279,7 +280,7 @@ int64_t Lowering::allocate() {
 }
 
 FailureOr<int64_t> Lowering::run() {
-  if (failed(linearize(main.getBody().front(), "compute")))
+  if (failed(linearize(main.getBody().front(), AsyncOp::getMainStream())))
     return failure();
   computeLiveRanges();
   int64_t arena = allocate();
@@ -389,7 +390,7 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
     }
   });
 
-  // Streams in order of first appearance; "compute" first.
+  // Streams in order of first appearance; the main stream first.
   llvm::MapVector<StringRef, exec::StreamOp> streams;
   auto streamOf = [&](StringRef name) {
     auto it = streams.find(name);
@@ -402,7 +403,7 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
     streams[stream.getName()] = stream;
     return stream;
   };
-  streamOf("compute");
+  streamOf(AsyncOp::getMainStream());
   for (const Instruction &inst : program) {
     exec::StreamOp stream = streamOf(inst.stream);
     OpBuilder sb = OpBuilder::atBlockEnd(&stream.getBody().front());

@@ -289,4 +289,78 @@ def BraidOverlapAuto : Pass<"braid-overlap-auto", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidVerifyCollectives
+    : Pass<"braid-verify-collectives", "::mlir::ModuleOp"> {
+  let summary = "Checks that every rank issues its collectives in one order";
+  let description = [{
+    Rejects SPMD programs that can deadlock because of `braid.async`: every
+    rank runs the same program, so collectives issued by one stream keep
+    the same order on every rank, but two streams that nothing orders may
+    issue their collectives in different orders on different ranks, and
+    collectives on one group must be issued in the same order by every
+    member (the runtime's `Communicator` contract, as in MPI and NCCL).
+
+    Ordering, as `braid-to-exec` lowers streams and events: ops outside any
+    async run on the main stream ("compute") in program order; the body of
+    `braid.async on "S"` runs on stream S, after everything before the
+    async on the stream that reaches it and after every earlier async on S;
+    a `braid.await` makes its stream wait until the awaited async's body is
+    done. Collective A *happens before* B if a chain of these edges leads
+    from A to B: for example A sits in the main flow before B's async, or
+    A's async is awaited before B (or B's async) is reached, or both are on
+    one stream. Ops inside other regions count at their place in program
+    order.
+
+    Two collectives *conflict* when neither happens before the other and
+    both involve other ranks (their group, spanned by the mesh axes longer
+    than 1, has more than one rank), and
+
+    1. they use the same group: same mesh and same set of axes longer than
+       1 (`["dp", "tp"]` and `["tp", "dp"]` are one group; so are `["tp"]`
+       and `["dp", "tp"]` when `dp` has size 1). Ranks may issue them in
+       different orders, which hangs or mismatches them; or
+    2. their axis sets differ but share an axis, e.g. `["tp"]` and
+       `["dp", "tp"]`. A backend may run a collective over several axes as
+       collectives over some of them (hierarchical all-reduce: reduce-scatter
+       within `tp`, all-reduce across `dp`, all-gather within `tp`), so both
+       may end up on the `tp` communicator, in different orders on different
+       ranks.
+
+    Collectives on disjoint axis sets (`["dp"]` and `["tp"]`) or on two
+    meshes use different communicators and do not conflict: the runtime
+    progresses every communicator independently. NCCL on one GPU per rank
+    does not promise that: NCCL kernels block while they wait for their
+    peers, and NCCL's guide ("Using multiple NCCL communicators
+    concurrently") asks for operations on different communicators to be
+    issued in the same order on every rank. `serialized-collectives`
+    checks for such a backend: then any two unordered collectives conflict.
+
+    Each conflict is an error on the later collective in program order,
+    with a note on the other; the pass fails. It also rejects what the
+    ordering above does not cover (and `braid-to-exec` does not run): an
+    async nested in another, and an async on the main stream's name. The
+    IR is not changed.
+
+    ```mlir
+    %a = braid.async on "a" {
+      %r = braid.all_reduce %x on @world["tp"] sum : tensor<8xf32>
+      braid.yield %r : tensor<8xf32>
+    } : !braid.future<tensor<8xf32>>
+    %b = braid.async on "b" {
+      // error: may be issued in different orders on different ranks
+      %r = braid.all_reduce %y on @world["tp"] sum : tensor<8xf32>
+      braid.yield %r : tensor<8xf32>
+    } : !braid.future<tensor<8xf32>>
+    ```
+    Putting both on one stream, or awaiting `%a` before the second async,
+    orders them.
+  }];
+  let options = [
+    Option<"serializedCollectives", "serialized-collectives", "bool",
+           /*default=*/"false",
+           "Assume a rank runs one collective at a time (NCCL on one GPU): "
+           "any two unordered collectives conflict">
+  ];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

@@ -135,7 +135,9 @@ def Braid_AsyncOp : Braid_Op<"async", [SingleBlock, NoRegionArguments,
     a simulated lane after lowering) and returns one `!braid.future` per value
     the region yields. The region may use values defined above it; those are
     ready when the async starts. Work placed between the async and the
-    `braid.await` of its futures overlaps with it.
+    `braid.await` of its futures overlaps with it. Ops outside any async
+    region run on the main stream, `"compute"`, which an async region
+    cannot name; asyncs on one stream run in program order.
 
     ```mlir
     %f = braid.async on "comm" {
@@ -154,6 +156,10 @@ def Braid_AsyncOp : Braid_Op<"async", [SingleBlock, NoRegionArguments,
   let extraClassDeclaration = [{
     /// Returns the terminator of the body.
     YieldOp getYield();
+    /// The stream of the ops outside any async region (the main flow).
+    static constexpr ::llvm::StringLiteral getMainStream() {
+      return "compute";
+    }
   }];
 }
 
