@@ -255,6 +255,8 @@ LogicalResult ChunkAnalysis::rewrite(Block &block) {
            llvm::zip(op->getOperands(), chunking.operands))
         operands.push_back(rw.operandFor(operand, use, i, op));
       rw.builder.setInsertionPoint(op);
+      Value offset =
+          arith::ConstantIndexOp::create(rw.builder, op->getLoc(), start);
       Operation *clone = rw.builder.clone(*op);
       clone->setOperands(operands);
       for (auto [r, layout] : llvm::enumerate(chunking.results)) {
@@ -269,8 +271,6 @@ LogicalResult ChunkAnalysis::rewrite(Block &block) {
       if (auto slice = dyn_cast<SliceOp>(clone))
         slice.setStaticSizes(slice.getType().getShape());
       // Ops that depend on absolute positions learn where the chunk starts.
-      Value offset =
-          arith::ConstantIndexOp::create(rw.builder, op->getLoc(), start);
       if (failed(cast<DimensionMappingOpInterface>(clone).restrictToBlock(
               rw.builder, chunking.mapping, chunking.factor, offset)))
         return clone->emitOpError("cannot be computed in chunks of factor f")

@@ -100,9 +100,16 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
       }
       issue(c);
     }
+    if (order.size() == n)
+      break;
     if (readyCompute.empty()) {
-      if (readyCollectives.empty())
+      if (readyCollectives.empty()) {
+        for (size_t i = 0; i < n; ++i)
+          if (pending[i] > 0)
+            return ops[i]->emitOpError("braid-schedule: waits for operands "
+                                       "that never become ready");
         return function.emitError("braid-schedule: the body has a cycle");
+      }
       issue(*readyCollectives.begin()); // held back, but nothing else is left
       continue;
     }

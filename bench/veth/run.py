@@ -99,19 +99,24 @@ def ty(shape):
     return "tensor<" + "x".join(map(str, shape)) + "xf32>"
 
 
-def chain_ir(op, shapes, calls, mesh=False):
-    """func @main applying `op` `calls` times; each call's first operand is
-    the previous result (so nothing is dead), others are inputs."""
+def calls_ir(op, shapes, calls, mesh=False, chain=False):
+    """func @main applying `op` `calls` times. chain: each call's first
+    operand is the previous result; else every call reads the inputs (the
+    values, and so the speed of value-dependent kernels such as tanh, stay
+    those of the inputs) and all results are returned (nothing is dead)."""
     lines = ["braid.mesh @world(tp = 2)"] if mesh else []
     args = ", ".join(f"%in{i}: {ty(s)} {{braid.name = \"in{i}\"}}"
                      for i, s in enumerate(shapes["inputs"]))
     out = ty(shapes["out"])
-    lines.append(f"func.func @main({args}) -> {out} {{")
+    results = [out] if chain else [out] * calls
+    lines.append(f"func.func @main({args}) -> ({', '.join(results)}) {{")
     cur = "in0"
     for c in range(calls):
         lines.append(f"  %v{c} = " + op(cur))
-        cur = f"v{c}"
-    lines.append(f"  return %{cur} : {out}")
+        if chain:
+            cur = f"v{c}"
+    returned = [f"%{cur}"] if chain else [f"%v{c}" for c in range(calls)]
+    lines.append(f"  return {', '.join(returned)} : {', '.join(results)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -274,11 +279,12 @@ def calibrate_compute(tools, work):
     result = {}
     for name, (op, shapes, calls) in CALIBRATION.items():
         stem = os.path.join(cal, name)
-        plan = compile_ir(tools, chain_ir(op, shapes, calls), stem)
+        plan = compile_ir(tools, calls_ir(op, shapes, calls), stem)
         inputs = []
         for i, shape in enumerate(shapes["inputs"]):
             path = f"{stem}.in{i}.npy"
-            # Matmul operands scaled so products stay ~N(0, 1) along the chain.
+            # Matmul operands scaled so products are ~N(0, 1), like the
+            # gelu inputs of a transformer MLP.
             scale = 1 / math.sqrt(shape[0]) if (name.startswith("gemm") and i == 1) else 1
             write_npy(path, shape, rng, scale)
             inputs += ["--input", f"in{i}={path}"]
@@ -287,8 +293,11 @@ def calibrate_compute(tools, work):
         nbytes = sim_summary(run([tools["braid-run"], plan, "--backend", "sim",
                                   "--hw", ref_bytes], "simulate"))
         kind = "matmul" if name.startswith("gemm") else "add" if name in ("add", "tiny") else name
-        # Two processes at once, as the two ranks of a tp=2 run.
-        command = [tools["braid-run"], plan, "--repeat", "4"] + inputs
+        # Two processes at once, as the two ranks of a tp=2 run: the two
+        # cores of this VM slow each other down (a matmul on each runs at
+        # ~60% of one alone). Each runs 12 iterations; the middle ones,
+        # when both surely run, give the time per call.
+        command = [tools["braid-run"], plan, "--repeat", "12"] + inputs
         procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, env=environment()) for _ in range(2)]
         per_call = []
@@ -296,8 +305,12 @@ def calibrate_compute(tools, work):
             out, _ = proc.communicate(timeout=300)
             if proc.returncode != 0:
                 die(f"calibration run of {name} failed:\n{out}")
-            per_call.append(run_summary(out)[0]["ops"][kind])
-        result[name] = {"seconds": statistics.mean(per_call),
+            summary = run_summary(out)[0]
+            if name == "tiny":
+                per_call.append(summary["ops"][kind])
+            else:
+                per_call.append(statistics.median(summary["totals"][3:-3]) / calls)
+        result[name] = {"seconds": statistics.mean(per_call), "per_process": per_call,
                         "flops": flops["ops"][kind] * 1e12,
                         "bytes": nbytes["ops"][kind] * 1e9}
     overhead = result["tiny"]["seconds"]
@@ -333,7 +346,8 @@ def calibrate_latency(tools, work, algorithm):
     namespaces (the simulator's ring and tree both give 2 alpha for 2 ranks)."""
     stem = os.path.join(work, "calibration", "latency")
     op = lambda v: f"braid.all_reduce %{v} on @world[\"tp\"] sum : {ty([4])}"
-    plan = compile_ir(tools, chain_ir(op, {"inputs": [[4]], "out": [4]}, 200, mesh=True), stem)
+    plan = compile_ir(tools, calls_ir(op, {"inputs": [[4]], "out": [4]}, 200,
+                                      mesh=True, chain=True), stem)
     write_npy(stem + ".in0.npy", [4], random.Random(1))
     out = run(mpirun_command(tools, algorithm, [plan, "--repeat", "5", "--input",
                                                 f"in0={stem}.in0.npy"]),

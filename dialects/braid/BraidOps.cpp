@@ -1022,7 +1022,17 @@ static LogicalResult restrictAttentionToBlock(OpTy op, OpBuilder &builder,
         builder, loc,
         mapping.getFactors()[key[2].front()].size -
             mapping.getFactors()[factor].size);
-  Value shifted = arith::AddIOp::create(builder, loc, base, offset);
+  std::optional<int64_t> constantBase = getConstantIntValue(base);
+  std::optional<int64_t> constantOffset = getConstantIntValue(offset);
+  Value shifted;
+  if (constantBase && constantOffset) {
+    shifted = arith::ConstantIndexOp::create(builder, loc,
+                                             *constantBase + *constantOffset);
+    if (base.use_empty())
+      base.getDefiningOp()->erase();
+  } else {
+    shifted = arith::AddIOp::create(builder, loc, base, offset);
+  }
   op.getCausalOffsetMutable().assign(shifted);
   return success();
 }

@@ -50,6 +50,20 @@ llvm::cl::opt<std::string> parallel(
         "cp=N (sequence split), comma-separated for a multi-axis mesh, "
         "e.g. dp=2,tp=2; runs braid-partition before any --pipeline"),
     llvm::cl::value_desc("dp=2,tp=2"));
+llvm::cl::opt<std::string> overlap(
+    "overlap",
+    llvm::cl::desc(
+        "Overlap communication with computation after partitioning: "
+        "comma-separated domino[=K] (row chunks; K=0 or none: chosen by the "
+        "cost model), domino-columns[=K], seq[=K] (ISO sequence chunks), "
+        "schedule, or auto (the cost model picks); every choice ends with "
+        "braid-schedule and braid-verify-collectives"),
+    llvm::cl::value_desc("domino,schedule"));
+llvm::cl::opt<std::string>
+    hardware("hw",
+             llvm::cl::desc("Hardware profile the overlap passes time "
+                            "schedules on (runtime/profiles)"),
+             llvm::cl::init("dgx-h100"), llvm::cl::value_desc("profile"));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
              llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
@@ -106,6 +120,41 @@ int main(int argc, char **argv) {
                             options.substr(1) + "}";
     request.pipeline =
         pipeline.empty() ? partition : partition + "," + std::string(pipeline);
+  }
+  if (!overlap.empty()) {
+    std::string passes;
+    std::string hw = " hw=" + hardware;
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(overlap).split(items, ',');
+    for (llvm::StringRef item : items) {
+      auto [kind, count] = item.trim().split('=');
+      int64_t chunks = 0;
+      if (!count.empty() && (count.getAsInteger(10, chunks) || chunks < 0)) {
+        llvm::errs() << "error: --overlap '" << overlap << "': '" << item
+                     << "' needs a chunk count >= 0\n";
+        return 1;
+      }
+      std::string k = " chunks=" + std::to_string(chunks);
+      if (kind == "domino")
+        passes += ",braid-domino{split=rows" + k + hw + "}";
+      else if (kind == "domino-columns")
+        passes += ",braid-domino{split=columns" + k + hw + "}";
+      else if (kind == "seq")
+        passes += ",braid-seq-pipeline{" + k.substr(1) + hw + "}";
+      else if (kind == "auto" && count.empty())
+        passes += ",braid-overlap-auto{" + hw.substr(1) + "}";
+      else if (kind != "schedule" || !count.empty()) {
+        llvm::errs() << "error: --overlap '" << overlap << "': '" << item
+                     << "' is not one of domino[=K], domino-columns[=K], "
+                        "seq[=K], schedule, auto\n";
+        return 1;
+      }
+    }
+    passes += ",braid-schedule{" + hw.substr(1) +
+              "},braid-verify-collectives";
+    request.pipeline = request.pipeline.empty()
+                           ? passes.substr(1)
+                           : request.pipeline + passes;
   }
   request.emit = emit;
   request.showProgress = showProgress;
