@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Chunking.h"
+#include "passes/Overlap.h"
 #include "passes/Passes.h"
 #include "passes/Schedule.h"
 
@@ -79,34 +80,6 @@ void seedRowParallelColumns(ChunkAnalysis &analysis, func::FuncOp function,
   });
 }
 
-/// Applies `transform` to a copy of `module` for every candidate, schedules
-/// the copy, and returns the index of the candidate with the shortest
-/// estimated makespan (the first of equals).
-template <typename Transform>
-FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw, size_t candidates,
-                             Transform transform) {
-  FailureOr<CostModel> model = CostModel::load(hw, module);
-  if (failed(model))
-    return failure();
-  std::optional<size_t> best;
-  double bestTime = 0;
-  for (size_t c = 0; c < candidates; ++c) {
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    auto function = copy->lookupSymbol<func::FuncOp>("main");
-    if (!function || failed(transform(*copy, c)) ||
-        failed(scheduleFunction(function, *model, 0, "comm")))
-      continue;
-    double time = estimateTimeline(function, *model).makespan;
-    if (!best || time < bestTime) {
-      best = c;
-      bestTime = time;
-    }
-  }
-  if (!best)
-    return module.emitError("no candidate could be chunked"), failure();
-  return *best;
-}
-
 struct PrintChunkRunsPass
     : public mlir::braid::impl::BraidPrintChunkRunsBase<PrintChunkRunsPass> {
   using BraidPrintChunkRunsBase::BraidPrintChunkRunsBase;
@@ -152,8 +125,10 @@ struct PrintChunkRunsPass
   }
 };
 
-/// Domino's split of @main into `count` chunks (see braid-domino).
-LogicalResult applyDomino(ModuleOp module, int64_t count, StringRef split) {
+} // namespace
+
+LogicalResult mlir::braid::applyDomino(ModuleOp module, int64_t count,
+                                       StringRef split) {
   auto function = module.lookupSymbol<func::FuncOp>("main");
   if (!function)
     return module.emitError("braid-domino: no function @main");
@@ -190,6 +165,7 @@ LogicalResult applyDomino(ModuleOp module, int64_t count, StringRef split) {
 }
 
 
+namespace {
 struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
   using BraidDominoBase::BraidDominoBase;
 
@@ -218,8 +194,10 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
   }
 };
 
-/// ISO's split of @main's sequence into chunks of `sizes`.
-LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes) {
+} // namespace
+
+LogicalResult mlir::braid::applySeqPipeline(ModuleOp module,
+                                            ArrayRef<int64_t> sizes) {
   auto function = module.lookupSymbol<func::FuncOp>("main");
   if (!function)
     return module.emitError("braid-seq-pipeline: no function @main");
@@ -232,6 +210,7 @@ LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes) {
 }
 
 
+namespace {
 struct SeqPipelinePass
     : public mlir::braid::impl::BraidSeqPipelineBase<SeqPipelinePass> {
   using BraidSeqPipelineBase::BraidSeqPipelineBase;

@@ -363,4 +363,51 @@ def BraidVerifyCollectives
   ];
 }
 
+def BraidRingAttention : Pass<"braid-ring-attention", "::mlir::ModuleOp"> {
+  let summary = "Context-parallel attention as a ring of K/V shifts (Ring Attention)";
+  let description = [{
+    Rewrites every attention whose keys and values are all-gathered along the
+    sequence (what `braid-partition` with `cp=N` produces) into P partial
+    attentions (`braid.attention_partial`, with log-sum-exp) over this rank's
+    K/V block and the P - 1 blocks that arrive by `braid.collective_permute`
+    (shift 1) around the group, merged exactly by `braid.attention_merge`.
+    Causal attention stays exact: each K/V block travels with its keys'
+    sequence positions and a query sees a key whose position is not larger;
+    a block wholly in a query block's future contributes nothing.
+    `braid-schedule` then overlaps each shift with the previous block's
+    partial attention.
+  }];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def BraidAttention2D : Pass<"braid-attention-2d", "::mlir::ModuleOp"> {
+  let summary = "Context-parallel attention on an R x C grid of ranks (ATTENTION2D)";
+  let description = [{
+    Splits mesh axis `axis` (P ranks) into `axis`_r (R) and `axis`_c (C),
+    rewriting every collective, rank index and weight sharding that used it
+    (ranks are row-major, so old groups are the same groups). Then every
+    attention whose keys and values are all-gathered along the sequence over
+    that axis becomes: queries all-gathered along the grid row; K/V blocks
+    passed around the grid column in R ring steps, a partial attention with
+    log-sum-exp on each; the row's partial results exchanged with one
+    all-to-all and merged exactly, so each rank again holds its own block.
+    Communication per rank shrinks from the whole K/V (ring: P - 1 blocks)
+    to R - 1 K/V blocks plus C - 1 query blocks and the exchange of partial
+    outputs. `grid=RxC`, or `auto`: the cost model (`hw`) picks the
+    factorization of P. Causal masking is exact through key positions, as in
+    `braid-ring-attention`.
+  }];
+  let options = [
+    Option<"grid", "grid", "std::string", /*default=*/"\"auto\"",
+           "RxC (R*C = the axis size) or auto">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"cp\"",
+           "The context-parallel mesh axis">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-a100\"",
+           "Hardware profile for grid=auto">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

@@ -31,6 +31,7 @@
 #include "runtime/comm/MpiCommunicator.h"
 #endif
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -406,6 +407,12 @@ int run(int argc, char **argv) {
   std::vector<HostTensor> outputs;
   for (const auto &binding : plan.proto.outputs())
     outputs.push_back(readOutput(executor, binding.name()));
+  if (!options.outputsDir.empty() && rank == 0) {
+    // The folder is made if missing (one level, like mkdir).
+    if (::mkdir(options.outputsDir.c_str(), 0777) != 0 && errno != EEXIST)
+      throw TensorFileError("cannot create the outputs folder '" +
+                            options.outputsDir + "': " + std::strerror(errno));
+  }
   if (!options.outputsDir.empty() && rank == 0)
     for (size_t i = 0; i < outputs.size(); ++i)
       writeTensorProto(options.outputsDir + "/output_" + std::to_string(i) +

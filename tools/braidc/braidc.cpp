@@ -56,7 +56,8 @@ llvm::cl::opt<std::string> overlap(
         "Overlap communication with computation after partitioning: "
         "comma-separated domino[=K] (row chunks; K=0 or none: chosen by the "
         "cost model), domino-columns[=K], seq[=K] (ISO sequence chunks), "
-        "schedule, or auto (the cost model picks); every choice ends with "
+        "ring (Ring Attention) or attention-2d[=RxC] (ATTENTION2D) after "
+        "cp=N, schedule, or auto (the cost model picks); every choice ends with "
         "braid-schedule and braid-verify-collectives"),
     llvm::cl::value_desc("domino,schedule"));
 llvm::cl::opt<std::string>
@@ -128,6 +129,16 @@ int main(int argc, char **argv) {
     llvm::StringRef(overlap).split(items, ',');
     for (llvm::StringRef item : items) {
       auto [kind, count] = item.trim().split('=');
+      if (kind == "ring" && count.empty()) {
+        passes += ",braid-ring-attention";
+        continue;
+      }
+      if (kind == "attention-2d") {
+        passes += ",braid-attention-2d{grid=" +
+                  (count.empty() ? std::string("auto") : count.str()) + hw +
+                  "}";
+        continue;
+      }
       int64_t chunks = 0;
       if (!count.empty() && (count.getAsInteger(10, chunks) || chunks < 0)) {
         llvm::errs() << "error: --overlap '" << overlap << "': '" << item
@@ -146,7 +157,7 @@ int main(int argc, char **argv) {
       else if (kind != "schedule" || !count.empty()) {
         llvm::errs() << "error: --overlap '" << overlap << "': '" << item
                      << "' is not one of domino[=K], domino-columns[=K], "
-                        "seq[=K], schedule, auto\n";
+                        "seq[=K], ring, attention-2d[=RxC], schedule, auto\n";
         return 1;
       }
     }

@@ -1,0 +1,57 @@
+//===- Overlap.h - entry points of the overlap passes ------------*- C++ -*-===//
+
+#ifndef BRAID_PASSES_OVERLAP_H
+#define BRAID_PASSES_OVERLAP_H
+
+#include "passes/Schedule.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir {
+namespace braid {
+
+/// Domino's split of @main into `count` chunks (braid-domino).
+LogicalResult applyDomino(ModuleOp module, int64_t count, StringRef split);
+/// ISO's split of @main's sequence into chunks of `sizes`.
+LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes);
+/// Ring Attention for every attention whose K/V are all-gathered along the
+/// sequence (braid-ring-attention).
+LogicalResult applyRingAttention(ModuleOp module);
+/// ATTENTION2D on a `rows` x `columns` grid of mesh axis `axis`.
+LogicalResult applyAttention2D(ModuleOp module, StringRef axis, int64_t rows,
+                               int64_t columns);
+
+/// Applies `transform` to a copy of `module` for every candidate, schedules
+/// the copy, and returns the index of the candidate with the shortest
+/// estimated makespan (the first of equals).
+template <typename Transform>
+inline FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw, size_t candidates,
+                             Transform transform) {
+  FailureOr<CostModel> model = CostModel::load(hw, module);
+  if (failed(model))
+    return failure();
+  std::optional<size_t> best;
+  double bestTime = 0;
+  for (size_t c = 0; c < candidates; ++c) {
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    auto function = copy->lookupSymbol<func::FuncOp>("main");
+    if (!function || failed(transform(*copy, c)) ||
+        failed(scheduleFunction(function, *model, 0, "comm")))
+      continue;
+    double time = estimateTimeline(function, *model).makespan;
+    if (!best || time < bestTime) {
+      best = c;
+      bestTime = time;
+    }
+  }
+  if (!best)
+    return module.emitError("no candidate could be chunked"), failure();
+  return *best;
+}
+
+
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_PASSES_OVERLAP_H
