@@ -23,7 +23,7 @@ plan.
 usage: run.py --rate MBIT --baseline A.bplan --overlapped B.bplan
               [--inputs DIR] [--expected DIR] [--repeats 5] [--iters 3]
               [--work DIR] [--no-setup] [--recalibrate] [--build BUILD]
-              [--mpi-allreduce ring|default]
+              [--mpi-allreduce ring|default] [--wait-idle S]
 Root only (ip netns, tc). Standard library only: runs with the system python3.
 """
 import argparse
@@ -199,6 +199,90 @@ def veth_bytes():
         text = run(["ip", "-n", ns, "-s", "-j", "link", "show", dev], "ip link")
         out.append(json.loads(text)[0]["stats64"]["tx"]["bytes"])
     return out
+
+
+def proc_table():
+    """pid -> (parent pid, CPU seconds) of every process now."""
+    hz = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        rest = text[text.rindex(")") + 2:].split()
+        # After "pid (comm) ": state ppid ... utime(12) stime(13).
+        table[int(name)] = (int(rest[1]), (int(rest[11]) + int(rest[12])) / hz)
+    return table
+
+
+class ForeignCpu:
+    """Samples the CPU time of processes other than this one and its
+    descendants while a launch runs (every `period` s, in a thread): the
+    share of the machine's CPUs that others used. A process that starts and
+    ends between two samples is missed, one that ends loses its last
+    period; kernel threads (network soft interrupts included) count as
+    others."""
+
+    def __init__(self, period=0.5):
+        import threading
+        self.period = period
+        self.first, self.last = {}, {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def sample(self):
+        table = proc_table()
+        me = os.getpid()
+        ours = {me}
+        for pid in sorted(table):
+            chain, p = [], pid
+            while p in table and p not in ours and p > 1 and len(chain) < 64:
+                chain.append(p)
+                p = table[p][0]
+            if p in ours:
+                ours.update(chain)
+        for pid, (_, cpu) in table.items():
+            if pid in ours:
+                continue
+            self.first.setdefault(pid, 0.0 if self.started else cpu)
+            self.last[pid] = cpu
+
+    def loop(self):
+        while not self.stop.wait(self.period):
+            self.sample()
+
+    def __enter__(self):
+        self.started = False
+        self.sample()
+        self.started = True
+        self.begin = time.monotonic()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.sample()
+        self.wall = time.monotonic() - self.begin
+
+    def share(self):
+        used = sum(self.last[p] - self.first[p] for p in self.last)
+        return used / (self.wall * (os.cpu_count() or 1))
+
+
+def wait_idle(limit):
+    """Waits up to `limit` seconds for a second in which other processes use
+    under 5% of the CPUs; returns the share seen last."""
+    deadline = time.monotonic() + limit
+    while True:
+        with ForeignCpu(period=1.0) as probe:
+            time.sleep(1)
+        if probe.share() < 0.05 or time.monotonic() >= deadline:
+            return probe.share()
 
 
 def mpirun_command(tools, algorithm, np_args):
@@ -434,6 +518,9 @@ def main():
     parser.add_argument("--recalibrate", action="store_true",
                         help="measure the CPU kernels again (else reuse WORK/calibration.json)")
     parser.add_argument("--mpi-allreduce", choices=("ring", "default"), default="ring")
+    parser.add_argument("--wait-idle", type=float, default=0, metavar="S",
+                        help="before each launch, wait up to S seconds for the "
+                             "other processes to leave the CPUs idle")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -508,14 +595,20 @@ def main():
         extra += ["--expected", args.expected, "--atol", args.atol, "--rtol", args.rtol]
     times = {"A": [], "B": []}
     sent = {"A": [], "B": []}
+    others = {"A": [], "B": []}
     checks = {"A": True, "B": True}
     for r in range(args.repeats):
         for key, plan in (("A", args.baseline), ("B", args.overlapped)):
+            if args.wait_idle > 0:
+                wait_idle(args.wait_idle)
             before = veth_bytes()
             command = mpirun_command(tools, args.mpi_allreduce,
                                      [plan, "--repeat", str(args.iters)] + extra)
-            result = subprocess.run(command, capture_output=True, text=True,
-                                    timeout=1800, env=environment())
+            with ForeignCpu() as probe:
+                result = subprocess.run(command, capture_output=True, text=True,
+                                        timeout=1800, env=environment())
+            other = probe.share()
+            others[key].append(other)
             after = veth_bytes()
             summary = run_summary(result.stdout)
             if result.returncode not in (0, 1) or len(summary) != 2 or \
@@ -531,7 +624,8 @@ def main():
             print(f"run.py: {key} launch {r + 1}/{args.repeats}: "
                   + " ".join(f"{t * 1e3:.1f}" for t in per_iter) + " ms"
                   + f" (veth {sent[key][-1][0] / 1e6:.1f}/{sent[key][-1][1] / 1e6:.1f} MB"
-                    " per iteration 0->1/1->0)", flush=True)
+                    f" per iteration 0->1/1->0; other processes {other:.0%} of the CPUs)",
+                  flush=True)
 
     # 5. The table.
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -549,7 +643,8 @@ def main():
           f"per plan, alternating; load average now {os.getloadavg()[0]:.2f}")
     print()
     print(f"{'plan':<11} {'measured ms':>11} {'min':>8} {'max':>8} {'simulated':>9} "
-          f"{'sim/meas':>8} {'sim comp':>8} {'sim comm':>8} {'veth MB/it':>10}  file")
+          f"{'sim/meas':>8} {'sim comp':>8} {'sim comm':>8} {'veth MB/it':>10} "
+          f"{'other CPU':>9}  file")
     for key, label, plan in (("A", "baseline", args.baseline),
                              ("B", "overlapped", args.overlapped)):
         s = sims[key]
@@ -557,17 +652,23 @@ def main():
         print(f"{label:<11} {fmt_ms(med[key]):>11} {fmt_ms(min(times[key])):>8} "
               f"{fmt_ms(max(times[key])):>8} {fmt_ms(s['makespan']):>9} "
               f"{s['makespan'] / med[key]:8.2f} {fmt_ms(s['compute']):>8} "
-              f"{fmt_ms(s['comm']):>8} {mb:10.1f}  {plan}")
+              f"{fmt_ms(s['comm']):>8} {mb:10.1f} {max(others[key]):9.0%}  {plan}")
     measured = med["A"] / med["B"]
     predicted = sims["A"]["makespan"] / sims["B"]["makespan"]
     print(f"{'speed-up A/B':<11} {measured:10.3f}x {'':>17} {predicted:8.3f}x "
           f"(measured / simulated)")
+    worst = max(max(v) for v in others.values())
+    if worst > 0.05:
+        print(f"warning: during some launches other processes used up to {worst:.0%} "
+              f"of the CPUs ('other CPU' is the largest share per plan); rerun when "
+              f"the machine is idle, or with --wait-idle 120")
     if args.expected:
         print("outputs: " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}"
                                       for k, v in checks.items()))
     with open(os.path.join(args.work, "results.json"), "w") as out:
         json.dump({"rate_mbit": args.rate, "tcp": bench, "alpha_s": alpha,
                    "times_s": times, "veth_bytes_per_iter": sent,
+                   "other_cpu_share": others,
                    "simulated": sims, "speedup_measured": measured,
                    "speedup_simulated": predicted, "calibration": calibration,
                    "baseline": args.baseline, "overlapped": args.overlapped}, out, indent=1)
