@@ -327,7 +327,10 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
   auto plan = exec::PlanOp::create(
       b, loc, b.getStringAttr(main.getName()), b.getArrayAttr(axisNames),
       b.getDenseI64ArrayAttr(axisSizes), b.getI64IntegerAttr(arenaBytes),
-      b.getI64IntegerAttr(numEvents));
+      b.getI64IntegerAttr(numEvents),
+      // braid-comet's communication resource share, if any.
+      main->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+          "braid.comm_sms"));
   Block *body = new Block();
   plan.getBody().push_back(body);
   b.setInsertionPointToStart(body);

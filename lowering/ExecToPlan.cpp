@@ -1,5 +1,6 @@
 //===- ExecToPlan.cpp - exec plans to .bplan files ------------------------===//
 
+#include <limits>
 #include "lowering/ExecToPlan.h"
 
 #include "dialects/braid/BraidDialect.h"
@@ -97,6 +98,11 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
   }
   plan.set_arena_bytes(op.getArenaBytes());
   plan.set_num_events(op.getNumEvents());
+  if (std::optional<int64_t> sms = op.getCommSms()) {
+    if (*sms < 0 || *sms > std::numeric_limits<uint32_t>::max())
+      return op.emitOpError("comm_sms ") << *sms << " is out of range";
+    plan.set_comm_sms(static_cast<uint32_t>(*sms));
+  }
   plan.set_weights_file(weightsFile);
 
   llvm::StringMap<uint32_t> ids;

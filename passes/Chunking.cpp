@@ -236,6 +236,10 @@ LogicalResult ChunkAnalysis::rewrite(Block &block) {
   if (ops.empty())
     return success();
   ChunkRewriter rw(block.getParentOp()->getContext());
+  for (auto &[value, pieces] : presetPieces) {
+    rw.pieces[value] = pieces;
+    rw.layouts[value] = seeds[value];
+  }
   SmallVector<Operation *> order;
   for (Operation &op : block)
     order.push_back(&op);

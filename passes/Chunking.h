@@ -80,6 +80,12 @@ public:
   void seedValue(Value value, ChunkLayout layout) {
     seeds[value] = std::move(layout);
   }
+  /// A value whose chunks already exist (made by the caller): chunked ops
+  /// read `pieces` instead of slices of `value`.
+  void seedPieces(Value value, ChunkLayout layout, SmallVector<Value> pieces) {
+    seeds[value] = layout;
+    presetPieces[value] = std::move(pieces);
+  }
   void seedOp(Operation *op, unsigned factor, SmallVector<int64_t> sizes) {
     opSeeds[op] = {factor, std::move(sizes)};
   }
@@ -112,6 +118,7 @@ private:
   std::optional<OpChunking> analyzeOp(Operation *op);
 
   llvm::DenseMap<Value, ChunkLayout> seeds;
+  llvm::DenseMap<Value, SmallVector<Value>> presetPieces;
   llvm::DenseMap<Operation *, std::pair<unsigned, SmallVector<int64_t>>>
       opSeeds;
   llvm::DenseMap<Value, ChunkLayout> layouts;

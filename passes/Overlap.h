@@ -18,6 +18,8 @@ LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes);
 /// Ring Attention for every attention whose K/V are all-gathered along the
 /// sequence (braid-ring-attention).
 LogicalResult applyRingAttention(ModuleOp module);
+/// COMET's per-source pieces for every expert-parallel MoE layer.
+LogicalResult applyComet(ModuleOp module, int64_t combineChunks);
 /// ATTENTION2D on a `rows` x `columns` grid of mesh axis `axis`.
 LogicalResult applyAttention2D(ModuleOp module, StringRef axis, int64_t rows,
                                int64_t columns);

@@ -39,6 +39,7 @@ public:
   /// Seconds op `op` takes alone: a compute op's roofline time, a
   /// collective's time on the cluster its group spans; 0 for the rest.
   double seconds(Operation *op) const;
+  const ::braid::rt::HardwareProfile &getProfile() const { return *profile; }
 
 private:
   CostModel();

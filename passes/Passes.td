@@ -410,4 +410,33 @@ def BraidAttention2D : Pass<"braid-attention-2d", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidComet : Pass<"braid-comet", "::mlir::ModuleOp"> {
+  let summary = "Fine-grained MoE overlap under expert parallelism (COMET)";
+  let description = [{
+    For every MoE layer partitioned with `ep=N` (dispatch, all-to-all,
+    expert GEMMs, all-to-all, combine), cuts both all-to-alls into one piece
+    per source rank: this rank's own slots first, then those of the ranks
+    1, 2, ... steps around the ring (`braid.collective_permute`); the expert
+    GEMMs run once per piece, so the GEMM on rows that have arrived runs while
+    the rest are in flight, and each piece's result returns while the next
+    computes. With `combine-chunks=K` each returning piece is also cut along
+    its output columns. Expert blocks are routed with a rank-dependent
+    rotation (`braid.gather` with this rank's row of a constant index
+    table). `combine-chunks=0` lets the cost model choose; the pass also
+    records `braid.comm_sms` on the module: the SMs the communication may
+    hold, balancing one piece's GEMMs (slowed by the SMs they lose) against
+    its transfer, as COMET's adaptive workload assignment does. The plan
+    carries it to the runtime (the simulator applies it; the CUDA backend
+    caps NCCL's thread blocks with it).
+  }];
+  let options = [
+    Option<"combineChunks", "combine-chunks", "int64_t", /*default=*/"0",
+           "Column chunks per returning piece (0: chosen by the cost model)">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"h800-node\"",
+           "Hardware profile the choices are made for">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

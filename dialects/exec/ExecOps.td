@@ -45,11 +45,11 @@ def Exec_PlanOp : Exec_Op<"plan", [Symbol, SymbolTable, NoTerminator,
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
                        DenseI64ArrayAttr:$axis_sizes, I64Attr:$arena_bytes,
-                       I64Attr:$num_events);
+                       I64Attr:$num_events, OptionalAttr<I64Attr>:$comm_sms);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `mesh` `(` $axis_names `,` $axis_sizes `)` `arena` $arena_bytes
-    `events` $num_events attr-dict-with-keyword $body
+    `events` $num_events (`comm_sms` $comm_sms^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
 }

@@ -32,4 +32,18 @@ double smShareSlowdown(int64_t smCount, int64_t commSms) {
   return static_cast<double>(smCount) / static_cast<double>(smCount - commSms);
 }
 
+CommShare applyCommSms(const HardwareProfile &profile, int64_t commSms) {
+  CommShare share{profile.contention, 1};
+  int64_t nominal = profile.contention.commSms;
+  if (commSms == 0 || commSms == nominal || nominal <= 0)
+    return share;
+  share.contention.matrixSlowdown =
+      smShareSlowdown(profile.gpu.smCount, commSms);
+  share.contention.commSms = commSms;
+  if (commSms < nominal)
+    share.collectiveTimeScale =
+        static_cast<double>(nominal) / static_cast<double>(commSms);
+  return share;
+}
+
 } // namespace braid::rt

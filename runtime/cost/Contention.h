@@ -48,6 +48,18 @@ double collectiveSlowdown(const ContentionSpec &contention, bool kernelRunning);
 /// unless 0 <= commSms < smCount.
 double smShareSlowdown(int64_t smCount, int64_t commSms);
 
+/// What changes when the plan caps communication at `commSms` SMs (COMET's
+/// resource share; 0 or the profile's own value: nothing): GEMMs lose that
+/// many SMs instead of the profile's, and a collective on fewer SMs than the
+/// profile's NCCL uses (fewer channels) takes longer in proportion; more
+/// than that does not make it faster.
+struct CommShare {
+  ContentionSpec contention;
+  double collectiveTimeScale = 1;
+};
+/// Throws std::invalid_argument unless 0 <= commSms < the GPU's SM count.
+CommShare applyCommSms(const HardwareProfile &profile, int64_t commSms);
+
 } // namespace braid::rt
 
 #endif // BRAID_RUNTIME_COST_CONTENTION_H

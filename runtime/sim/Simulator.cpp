@@ -437,8 +437,17 @@ SimResult simulate(const LoadedPlan &plan, const SimConfig &config) {
         std::to_string(result.nodes * result.gpusPerNode) + " GPUs (" +
         std::to_string(result.gpusPerNode) + " per node; needs " +
         std::to_string(needed) + " nodes)");
-  result.streams = buildStreams(plan, config, result.gpusPerNode);
-  Engine engine(result.streams, plan.proto.num_events(), config);
+  // The plan's communication resource share (braid-comet) changes both
+  // sides of the contention model.
+  SimConfig shared = config;
+  CommShare share = applyCommSms(config.profile, plan.proto.comm_sms());
+  shared.profile.contention = share.contention;
+  result.streams = buildStreams(plan, shared, result.gpusPerNode);
+  for (SimStream &stream : result.streams)
+    for (SimOp &op : stream.ops)
+      if (op.kind == SimOpKind::Collective)
+        op.isolatedSec *= share.collectiveTimeScale;
+  Engine engine(result.streams, plan.proto.num_events(), shared);
   double makespan = engine.run();
   result.metrics = measure(result.streams, makespan);
   return result;

@@ -18,6 +18,15 @@
 // RUN: %mpirun -n 2 braid-run %t.mixtral.ep2.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=TWO
 // RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel ep=4 --emit=plan -o %t.mixtral.ep4.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.mixtral.ep4.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// COMET (braid-comet: per-source pieces of both all-to-alls, scheduled):
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel ep=2 --overlap comet --hw h800-node --emit=plan -o %t.mixtral.ep2.comet.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.mixtral.ep2.comet.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel ep=4 --overlap comet --hw h800-node --emit=plan -o %t.mixtral.ep4.comet.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.mixtral.ep4.comet.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel ep=4 --overlap comet=2 --hw h800-node --emit=plan -o %t.mixtral.ep4.comet2.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.mixtral.ep4.comet2.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel dp=2,ep=2 --overlap comet --hw h800-node --emit=plan -o %t.mixtral.dp2_ep2.comet.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.mixtral.dp2_ep2.comet.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=FOUR
 
 // Each rank routes its own tokens: the dispatch and combine run on half the
 // tokens with half the slots (no token is ever dropped), no gather.

@@ -56,6 +56,7 @@ llvm::cl::opt<std::string> overlap(
         "Overlap communication with computation after partitioning: "
         "comma-separated domino[=K] (row chunks; K=0 or none: chosen by the "
         "cost model), domino-columns[=K], seq[=K] (ISO sequence chunks), "
+        "comet[=K] (COMET, after ep=N), "
         "ring (Ring Attention) or attention-2d[=RxC] (ATTENTION2D) after "
         "cp=N, schedule, or auto (the cost model picks); every choice ends with "
         "braid-schedule and braid-verify-collectives"),
@@ -150,6 +151,8 @@ int main(int argc, char **argv) {
         passes += ",braid-domino{split=rows" + k + hw + "}";
       else if (kind == "domino-columns")
         passes += ",braid-domino{split=columns" + k + hw + "}";
+      else if (kind == "comet")
+        passes += ",braid-comet{combine-" + k.substr(1) + hw + "}";
       else if (kind == "seq")
         passes += ",braid-seq-pipeline{" + k.substr(1) + hw + "}";
       else if (kind == "auto" && count.empty())
@@ -157,7 +160,8 @@ int main(int argc, char **argv) {
       else if (kind != "schedule" || !count.empty()) {
         llvm::errs() << "error: --overlap '" << overlap << "': '" << item
                      << "' is not one of domino[=K], domino-columns[=K], "
-                        "seq[=K], ring, attention-2d[=RxC], schedule, auto\n";
+                        "seq[=K], comet[=K], ring, attention-2d[=RxC], schedule, "
+                        "auto\n";
         return 1;
       }
     }

@@ -121,3 +121,23 @@ TEST(ContentionTest, Factors) {
   EXPECT_THROW(smShareSlowdown(100, 100), std::invalid_argument);
   EXPECT_THROW(smShareSlowdown(100, -1), std::invalid_argument);
 }
+
+// A plan's communication SM share (braid-comet) replaces the profile's in
+// the GEMM slowdown, and fewer SMs than NCCL's usual slow collectives in
+// proportion; more do not speed them up.
+TEST(ContentionTest, CommSmsShare) {
+  HardwareProfile profile = roundNumberProfile();
+  profile.gpu.smCount = 100;
+  profile.contention = ContentionSpec{20, 1.25, 1.3, 1.1};
+  CommShare same = applyCommSms(profile, 0);
+  EXPECT_EQ(same.contention.matrixSlowdown, 1.25);
+  EXPECT_EQ(same.collectiveTimeScale, 1);
+  CommShare fewer = applyCommSms(profile, 10);
+  expectClose(fewer.contention.matrixSlowdown, 100.0 / 90);
+  expectClose(fewer.collectiveTimeScale, 2.0);
+  EXPECT_EQ(fewer.contention.memorySlowdown, 1.3);
+  CommShare more = applyCommSms(profile, 40);
+  expectClose(more.contention.matrixSlowdown, 100.0 / 60);
+  EXPECT_EQ(more.collectiveTimeScale, 1);
+  EXPECT_THROW(applyCommSms(profile, 100), std::invalid_argument);
+}
