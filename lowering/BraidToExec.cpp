@@ -79,6 +79,14 @@ private:
   llvm::DenseMap<Value, std::pair<int64_t, Value>> futures;
   /// Last program position at which each async's futures are awaited.
   llvm::DenseMap<Operation *, int64_t> lastAwait;
+  /// Asyncs in program order, and the main-stream position of each one's
+  /// first await there (if any).
+  SmallVector<AsyncOp> asyncOrder;
+  llvm::DenseMap<Operation *, int64_t> mainAwait;
+  /// The main-stream position by which the main stream knows `async` is
+  /// done: its own await there or that of a later async on its stream
+  /// (streams run in order); the end of the program if none.
+  int64_t mainDone(AsyncOp async, int64_t end);
   /// Values in program order (for deterministic buffer numbering).
   SmallVector<Value> values;
   int64_t numEvents = 0;
@@ -138,6 +146,7 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
         return async.emitOpError("runs on stream \"")
                << AsyncOp::getMainStream()
                << "\", the main stream; name another";
+      asyncOrder.push_back(async);
       int64_t start = numEvents++;
       program.push_back({Instruction::Record, nullptr, stream.str(), start});
       program.push_back(
@@ -159,6 +168,8 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
       Operation *async = await.getFuture().getDefiningOp();
       lastAwait[async] =
           std::max<int64_t>(lastAwait.lookup(async), program.size() - 1);
+      if (stream == AsyncOp::getMainStream())
+        mainAwait.try_emplace(async, program.size() - 1);
       continue;
     }
     if (isa<YieldOp, func::ReturnOp, RankOp, arith::ConstantIndexOp,
@@ -184,6 +195,19 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
   return success();
 }
 
+int64_t Lowering::mainDone(AsyncOp async, int64_t end) {
+  int64_t done = end;
+  bool later = false;
+  for (AsyncOp other : asyncOrder) {
+    later |= other == async;
+    if (!later || other.getStream() != async.getStream())
+      continue;
+    if (auto it = mainAwait.find(other); it != mainAwait.end())
+      done = std::min(done, it->second);
+  }
+  return done;
+}
+
 void Lowering::extend(Value value, int64_t position) {
   auto [it, inserted] =
       ranges.try_emplace(leader(value), std::make_pair(position, position));
@@ -203,22 +227,24 @@ void Lowering::computeLiveRanges() {
     if (inst.kind != Instruction::Compute)
       continue;
     Operation *op = inst.op;
-    // A value read inside an async region stays live until the region's
-    // futures are awaited: the other stream may still be reading it.
+    // A value an async region reads or writes stays live until the region's
+    // futures are awaited on the main stream: the region's stream runs its
+    // instructions later than their program positions, so only that await
+    // says they are done (this includes values the region awaits itself,
+    // which alias another region's results).
     auto async = op->getParentOfType<AsyncOp>();
-    int64_t readUntil = position;
+    int64_t until = position;
     if (async)
-      readUntil = lastAwait.count(async) ? lastAwait.lookup(async) : end;
-    for (Value operand : op->getOperands()) {
-      if (!isa<RankedTensorType>(operand.getType()))
-        continue;
-      // Only values from outside the region need to outlive it.
-      bool fromOutside =
-          async && !async->isAncestor(operand.getParentBlock()->getParentOp());
-      extend(operand, fromOutside ? readUntil : position);
-    }
-    for (Value result : op->getResults())
+      until = std::max<int64_t>(position, mainDone(async, end));
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType())) {
+        extend(operand, position);
+        extend(operand, until);
+      }
+    for (Value result : op->getResults()) {
       extend(result, position);
+      extend(result, until);
+    }
   }
   // Values read after an await (through the alias) extend via their uses;
   // weights, constants, arguments and outputs live throughout.

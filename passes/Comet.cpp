@@ -278,33 +278,35 @@ struct CometPass : public mlir::braid::impl::BraidCometBase<CometPass> {
     }
     if (failed(applyComet(module, chunks)) || failed(mlir::verify(module)))
       return signalPassFailure();
-    // COMET's resource assignment: the SMs communication may hold, chosen
-    // so that one piece's transfer and the next piece's GEMMs (slowed by
-    // the SMs they lose) take about as long.
+    // COMET's resource assignment: the SMs communication may hold. With P
+    // pieces, one piece's GEMMs g (slowed by the SMs they lose) pipeline with
+    // one piece's transfer c (slowed on fewer SMs than NCCL's usual), and one
+    // transfer at each end is exposed: P * max(g', c') + 2 * c'.
     const ::braid::rt::HardwareProfile &profile = model->getProfile();
     int64_t sms = profile.gpu.smCount, nominal = profile.contention.commSms;
     double gemm = 0, comm = 0;
+    int64_t transfers = 0, layers = 0;
     module.walk([&](Operation *op) {
       if (isa<GroupedMatmulOp>(op))
         gemm += model->seconds(op);
-      else if (isa<CollectivePermuteOp>(op))
+      else if (isa<CollectivePermuteOp>(op)) {
         comm += model->seconds(op);
+        ++transfers;
+      } else if (isa<MoeCombineOp>(op))
+        ++layers;
     });
-    if (sms > 2 && nominal > 0 && gemm > 0 && comm > 0) {
+    if (sms > 2 && nominal > 0 && gemm > 0 && transfers > 0 && layers > 0) {
+      int64_t pieces = transfers / (2 * layers) + 1;
+      double g = gemm / (double)(pieces * layers), c = comm / (double)transfers;
+      auto estimate = [&](int64_t s) {
+        double gs = g * (double)sms / (double)(sms - s);
+        double cs = c * (double)nominal / (double)std::min(s, nominal);
+        return (double)pieces * std::max(gs, cs) + 2 * cs;
+      };
       int64_t best = nominal;
-      double bestTime = std::numeric_limits<double>::infinity();
-      for (int64_t s = 1; s <= nominal && s < sms; ++s) {
-        // The runtime's model (runtime/cost/Contention.h): GEMMs lose s
-        // SMs; communication on fewer SMs than NCCL's usual is slower in
-        // proportion, and no faster on more.
-        double time =
-            std::max(gemm * (double)sms / (double)(sms - s),
-                     comm * (double)nominal / (double)std::min(s, nominal));
-        if (time < bestTime) {
+      for (int64_t s = 1; s <= nominal && s < sms; ++s)
+        if (estimate(s) < estimate(best))
           best = s;
-          bestTime = time;
-        }
-      }
       module->setAttr("braid.comm_sms",
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        best));

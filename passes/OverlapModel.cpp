@@ -127,6 +127,10 @@ Timeline mlir::braid::estimateTimeline(func::FuncOp function,
       StringRef stream = async.getStream();
       double t = std::max(main, streamFree.lookup(stream));
       for (Operation &inner : async.getBody().front()) {
+        if (auto await = dyn_cast<AwaitOp>(inner)) {
+          t = std::max(t, futureEnd.lookup(await.getFuture()));
+          continue;
+        }
         double d = model.seconds(&inner);
         if (isa<CollectiveOpInterface>(inner)) {
           timeline.collectives.push_back(

@@ -80,8 +80,15 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
         (isCollective(u) ? readyCollectives : readyCompute).insert(u);
     }
   };
+  SmallVector<size_t> collectiveOrder;
+  for (size_t i = 0; i < n; ++i)
+    if (isCollective(i))
+      collectiveOrder.push_back(i);
+  collectiveOrder.push_back(n); // sentinel
+  size_t nextCollective = 0;
   auto issue = [&](size_t c) {
     readyCollectives.erase(c);
+    ++nextCollective;
     double start = std::max({commTime, computeTime, available[c]});
     finish[c] = start + model.seconds(ops[c]);
     commTime = finish[c];
@@ -89,9 +96,13 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     complete(c);
   };
   while (order.size() < n) {
-    // Issue every collective whose operands exist, in program order, as far
-    // as the memory limit allows.
-    while (!readyCollectives.empty()) {
+    // Issue collectives in program order (one stream runs them in order,
+    // so a later one must not get ahead of an earlier one still waiting for
+    // its operands: a chain of ring shifts would otherwise fill the stream
+    // before the other chains' first shifts), each as soon as its operands
+    // exist, as far as the memory limit allows.
+    while (!readyCollectives.empty() &&
+           *readyCollectives.begin() == collectiveOrder[nextCollective]) {
       size_t c = *readyCollectives.begin();
       int64_t bytes = getNumBytes(ops[c]->getResult(0));
       if (memoryLimit > 0 && inFlight > 0 && inFlight + bytes > memoryLimit) {
@@ -103,7 +114,8 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     if (order.size() == n)
       break;
     if (readyCompute.empty()) {
-      if (readyCollectives.empty()) {
+      if (readyCollectives.empty() ||
+          *readyCollectives.begin() != collectiveOrder[nextCollective]) {
         for (size_t i = 0; i < n; ++i)
           if (pending[i] > 0)
             return ops[i]->emitOpError("braid-schedule: waits for operands "
@@ -139,35 +151,64 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     complete(i);
   }
 
-  // Emit: the new order, then each collective in an async and an await
-  // before its first reader.
+  // Emit: the new order; each collective in an async. A result read on the
+  // compute stream is awaited right before its first reader there; one read
+  // by another collective is awaited inside that collective's async, so the
+  // communication stream waits for it, not the compute stream (a ring of
+  // shifts runs back to back while compute goes on).
   Operation *terminator = body.getTerminator();
   for (size_t i : order)
     ops[i]->moveBefore(terminator);
   OpBuilder builder(function.getContext());
+  SmallVector<std::pair<Operation *, AsyncOp>> wrapped;
   for (size_t i : order) {
     if (!isCollective(i))
       continue;
     Operation *collective = ops[i];
     Value result = collective->getResult(0);
-    auto type = cast<RankedTensorType>(result.getType());
-    Operation *firstUser = nullptr;
-    for (Operation *user : result.getUsers())
-      if (!firstUser || user->isBeforeInBlock(firstUser))
-        firstUser = user;
     builder.setInsertionPoint(collective);
-    auto async = AsyncOp::create(builder, collective->getLoc(),
-                                 TypeRange{FutureType::get(type)}, stream);
+    auto async = AsyncOp::create(
+        builder, collective->getLoc(),
+        TypeRange{FutureType::get(cast<RankedTensorType>(result.getType()))},
+        stream);
     Block *region = builder.createBlock(&async.getBody());
     collective->moveBefore(region, region->end());
     builder.setInsertionPointToEnd(region);
     YieldOp::create(builder, collective->getLoc(), result);
-    if (!firstUser)
+    wrapped.push_back({collective, async});
+  }
+  for (auto [collective, async] : wrapped) {
+    Value result = collective->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    Operation *yield = async.getBody().front().getTerminator();
+    Operation *firstMain = nullptr;
+    llvm::DenseMap<Operation *, Value> awaitedIn; // per consuming async
+    for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+      Operation *user = use.getOwner();
+      if (user == yield)
+        continue;
+      auto consumer = user->getParentOfType<AsyncOp>();
+      if (!consumer) {
+        if (!firstMain || user->isBeforeInBlock(firstMain))
+          firstMain = user;
+        continue;
+      }
+      Value &done = awaitedIn[consumer];
+      if (!done) {
+        builder.setInsertionPointToStart(&consumer.getBody().front());
+        done = AwaitOp::create(builder, collective->getLoc(), type,
+                               async.getResult(0));
+      }
+      use.set(done);
+    }
+    if (!firstMain)
       continue;
-    builder.setInsertionPoint(firstUser);
+    builder.setInsertionPoint(firstMain);
     Value done = AwaitOp::create(builder, collective->getLoc(), type,
                                  async.getResult(0));
-    result.replaceAllUsesExcept(done, region->getTerminator());
+    for (OpOperand &use : llvm::make_early_inc_range(result.getUses()))
+      if (use.getOwner() != yield && !use.getOwner()->getParentOfType<AsyncOp>())
+        use.set(done);
   }
   return success();
 }
