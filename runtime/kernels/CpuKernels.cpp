@@ -734,7 +734,27 @@ void runAttention(const KernelArgs &args) {
   output(args, 0, attention(args).out);
 }
 
+/// Whether a partial attention's boolean mask hides every key from every
+/// query: Ring Attention's blocks in a query block's future. Such a block
+/// is skipped: zero output, log-sum-exp -inf (what the merge ignores).
+bool maskHidesAll(const KernelArgs &args) {
+  if (!args.attrs().getBool("has_mask") || args.inputs.size() < 4 ||
+      args.inputs[3].dtype != DType::I1)
+    return false;
+  const TensorView &mask = args.inputs[3];
+  const auto *bits = mask.as<const uint8_t>();
+  return std::all_of(bits, bits + mask.numElements(),
+                     [](uint8_t b) { return b == 0; });
+}
+
 void runAttentionPartial(const KernelArgs &args) {
+  if (maskHidesAll(args) && args.outputs[1].dtype == DType::F32) {
+    std::memset(args.outputs[0].data, 0, args.outputs[0].numBytes());
+    float *lse = args.outputs[1].as<float>();
+    std::fill(lse, lse + args.outputs[1].numElements(),
+              -std::numeric_limits<float>::infinity());
+    return;
+  }
   ref::AttentionResult result = attention(args);
   output(args, 0, result.out);
   output(args, 1, result.lse);

@@ -551,6 +551,22 @@ TEST(CpuKernelsTest, Attention) {
                     .out(DType::F32, {2, 4, 3}),
                 {expected.out, expected.lse});
 
+  // A mask hiding every key (a Ring Attention block in the queries' future)
+  // is skipped: zero output and log-sum-exp -inf, as the reference gives.
+  Tensor hidden = randomInts(DType::I1, {3, 5}, 0, 0);
+  KernelCall skipped("attention_partial");
+  setFloat(skipped.kernel, "scale", 0.5);
+  setBool(skipped.kernel, "has_mask", true);
+  ref::AttentionResult none =
+      ref::attention(q, k, v, &hidden, false, std::nullopt, 0.5);
+  expectMatches(skipped.in(q)
+                    .in(k)
+                    .in(v)
+                    .in(hidden)
+                    .out(DType::F32, {2, 4, 3, 6})
+                    .out(DType::F32, {2, 4, 3}),
+                {none.out, none.lse});
+
   Tensor additive = randomFloats(DType::F32, {3, 5});
   KernelCall added("attention");
   setFloat(added.kernel, "scale", 0.25);
