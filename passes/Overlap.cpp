@@ -304,6 +304,37 @@ struct OverlapAutoPass
       candidates.push_back({"seq@" + std::to_string(p), [p, length](ModuleOp m) {
                               return applySeqPipeline(m, {p, length - p});
                             }});
+    // Context-parallel attention: Ring Attention and every ATTENTION2D grid.
+    bool gathered = false;
+    module.walk([&](AttentionOp attention) {
+      gathered |= attention.getKey().getDefiningOp<AllGatherOp>() != nullptr;
+    });
+    if (gathered) {
+      candidates.push_back({"ring", [](ModuleOp m) {
+                              return applyRingAttention(m);
+                            }});
+      for (MeshOp mesh : module.getOps<MeshOp>())
+        if (std::optional<unsigned> cp = mesh.getAxisIndex("cp")) {
+          int64_t size = mesh.getShape()[*cp];
+          for (int64_t r = 1; r <= size; ++r)
+            if (size % r == 0)
+              candidates.push_back(
+                  {"attention-2d=" + std::to_string(r) + "x" +
+                       std::to_string(size / r),
+                   [r, size](ModuleOp m) {
+                     return applyAttention2D(m, "cp", r, size / r);
+                   }});
+        }
+    }
+    // Expert-parallel MoE layers: COMET.
+    bool experts = false;
+    module.walk([&](AllToAllOp a2a) {
+      experts |= a2a.getInput().getDefiningOp<MoeDispatchOp>() != nullptr;
+    });
+    if (experts)
+      candidates.push_back({"comet", [](ModuleOp m) {
+                              return applyComet(m, 1);
+                            }});
     // Candidates that do not apply (a batch of 1 in 2 chunks) are skipped.
     ScopedDiagnosticHandler quiet(&getContext(),
                                   [](Diagnostic &) { return success(); });

@@ -275,9 +275,11 @@ def BraidOverlapAuto : Pass<"braid-overlap-auto", "::mlir::ModuleOp"> {
   let summary = "Chooses between Domino, ISO and plain scheduling with the cost model";
   let description = [{
     Tries, on copies of the module, no chunking, `braid-domino` with 2, 4 and
-    8 row chunks, and `braid-seq-pipeline` with two chunks split at L/2 and
-    near L/sqrt(2); schedules each copy like `braid-schedule` and applies the
-    one the cost model (hardware profile `hw`) times fastest. The choice is
+    8 row chunks, `braid-seq-pipeline` with two chunks split at L/2 and near
+    L/sqrt(2), and where they apply `braid-ring-attention`, every
+    `braid-attention-2d` grid of the `cp` axis and `braid-comet`; schedules
+    each copy like `braid-schedule` and applies the one the cost model
+    (hardware profile `hw`) times fastest. The choice is
     recorded as `braid.overlap_choice` on the module. Run `braid-schedule`
     after it (`braidc --overlap auto` does).
   }];
