@@ -149,12 +149,68 @@ struct GatheredAttention {
   AllGatherOp keys, values;
   MeshOp mesh;
   SmallVector<StringRef> axes;
+  /// For a mask "query position >= key position" (braid-balance-sequence):
+  /// this rank's query positions [Sq] and all key positions [Sk].
+  Value queryPositions, keyPositions;
 };
+
+/// Recognizes a mask "query position >= key position": `compare ge` of an
+/// [N, 1] column and a [1, Sk] row of i64 positions, possibly cut to this
+/// rank's [Sq] rows by a slice (what braid-partition makes of it). Returns
+/// the rank's query positions and all key positions, as 1-D values built
+/// before `at`.
+std::optional<std::pair<Value, Value>> matchPositionMask(Value mask,
+                                                         Operation *at) {
+  auto slice = mask.getDefiningOp<SliceOp>();
+  auto compare = (slice ? slice.getInput() : mask).getDefiningOp<CompareOp>();
+  if (!compare || compare.getKind() != CompareKind::GE)
+    return std::nullopt;
+  auto column = cast<RankedTensorType>(compare.getLhs().getType());
+  auto row = cast<RankedTensorType>(compare.getRhs().getType());
+  if (column.getRank() != 2 || row.getRank() != 2 ||
+      column.getDimSize(1) != 1 || row.getDimSize(0) != 1 ||
+      !column.getElementType().isInteger(64) ||
+      !row.getElementType().isInteger(64))
+    return std::nullopt;
+  int64_t sq = cast<RankedTensorType>(mask.getType()).getDimSize(0);
+  int64_t sk = row.getDimSize(1);
+  if (slice) {
+    // Only rows may be cut, by a unit-stride slice.
+    if (slice.getStaticOffsets()[1] != 0 || slice.getStaticSizes()[1] != sk ||
+        slice.getStaticStrides()[0] != 1)
+      return std::nullopt;
+  }
+  OpBuilder b(at);
+  Location loc = at->getLoc();
+  auto flat = [&](Value v, int64_t n) {
+    return ReshapeOp::create(
+        b, loc, RankedTensorType::get({n}, b.getI64Type()), v);
+  };
+  Value queries = flat(compare.getLhs(), column.getDimSize(0));
+  Value keys = flat(compare.getRhs(), sk);
+  if (slice) {
+    SmallVector<Value> dynamic;
+    SmallVector<int64_t> offsets{slice.getStaticOffsets()[0]};
+    if (ShapedType::isDynamic(offsets[0]))
+      dynamic.push_back(slice.getOffsets().front());
+    queries = SliceOp::create(
+        b, loc, RankedTensorType::get({sq}, b.getI64Type()), queries, dynamic,
+        b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr({sq}),
+        b.getDenseI64ArrayAttr({1}));
+  }
+  return std::make_pair(queries, keys);
+}
 
 std::optional<GatheredAttention> matchGathered(AttentionOp attention) {
   auto keys = attention.getKey().getDefiningOp<AllGatherOp>();
   auto values = attention.getValue().getDefiningOp<AllGatherOp>();
-  if (!keys || !values || attention.getMask() || keys.getDim() != 2 ||
+  std::optional<std::pair<Value, Value>> positions;
+  if (attention.getMask()) {
+    positions = matchPositionMask(attention.getMask(), attention);
+    if (!positions || attention.getCausal())
+      return std::nullopt;
+  }
+  if (!keys || !values || keys.getDim() != 2 ||
       values.getDim() != 2 || keys.getMeshAttr() != values.getMeshAttr() ||
       keys.getMeshAxes() != values.getMeshAxes())
     return std::nullopt;
@@ -162,7 +218,9 @@ std::optional<GatheredAttention> matchGathered(AttentionOp attention) {
                                                            keys.getMeshAttr());
   if (!mesh)
     return std::nullopt;
-  GatheredAttention match{attention, keys, values, mesh, {}};
+  GatheredAttention match{attention, keys, values, mesh, {}, {}, {}};
+  if (positions)
+    std::tie(match.queryPositions, match.keyPositions) = *positions;
   for (Attribute a : keys.getMeshAxes())
     match.axes.push_back(cast<StringAttr>(a).getValue());
   return match;
@@ -181,9 +239,11 @@ Value queryPositions(AttentionBuilder &h, AttentionOp attention, Value all,
 void replaceAttention(AttentionOp attention, Value result) {
   Operation *keys = attention.getKey().getDefiningOp();
   Operation *values = attention.getValue().getDefiningOp();
+  Operation *mask =
+      attention.getMask() ? attention.getMask().getDefiningOp() : nullptr;
   attention.getResult().replaceAllUsesWith(result);
   attention.erase();
-  for (Operation *gather : {keys, values})
+  for (Operation *gather : {keys, values, mask})
     if (gather && gather->use_empty())
       gather->erase();
 }
@@ -205,11 +265,16 @@ LogicalResult mlir::braid::applyRingAttention(ModuleOp module) {
     int64_t sq = qType.getDimSize(2);
     int64_t block = m.keys.getInput().getType().getDimSize(2);
     int64_t sk = block * ranks;
-    bool causal = attention.getCausal();
+    bool causal = attention.getCausal() || m.keyPositions;
     Value q = attention.getQuery();
     Value k = m.keys.getInput(), v = m.values.getInput();
     Value qPos, kPos;
-    if (causal) {
+    if (m.keyPositions) {
+      // Positions given by the mask (a reordered sequence).
+      qPos = m.queryPositions;
+      kPos = h.slice1d(m.keyPositions, h.mul(h.groupIndex(m.axes), block),
+                       block);
+    } else if (causal) {
       Value all = h.positions(sk);
       qPos = queryPositions(h, attention, all, sq, sk);
       kPos = h.slice1d(all, h.mul(h.groupIndex(m.axes), block), block);
@@ -339,7 +404,7 @@ LogicalResult mlir::braid::applyAttention2D(ModuleOp module, StringRef axis,
     int64_t sq = qType.getDimSize(2);
     int64_t block = m.keys.getInput().getType().getDimSize(2);
     int64_t sk = block * rows * columns;
-    bool causal = attention.getCausal();
+    bool causal = attention.getCausal() || m.keyPositions;
     if (sq != block)
       return attention.emitOpError("braid-attention-2d: expects a query "
                                    "block as long as a key block (got ")
@@ -348,7 +413,12 @@ LogicalResult mlir::braid::applyAttention2D(ModuleOp module, StringRef axis,
     Value q = h.gather(attention.getQuery(), {columnAxis}, 2);
     Value k = m.keys.getInput(), v = m.values.getInput();
     Value qPos, kPos;
-    if (causal) {
+    if (m.keyPositions) {
+      // Positions given by the mask (a reordered sequence): the row's query
+      // positions are gathered like the queries.
+      qPos = h.gather(m.queryPositions, {columnAxis}, 0);
+      kPos = h.slice1d(m.keyPositions, h.mul(h.groupIndex(both), block), block);
+    } else if (causal) {
       Value all = h.positions(sk);
       // This rank's queries start at the causal offset; its row's at the
       // offset less its column times a block.

@@ -18,6 +18,9 @@ LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes);
 /// Ring Attention for every attention whose K/V are all-gathered along the
 /// sequence (braid-ring-attention).
 LogicalResult applyRingAttention(ModuleOp module);
+/// The zigzag sequence order for `parts` context-parallel ranks
+/// (braid-balance-sequence).
+LogicalResult applyBalanceSequence(ModuleOp module, int64_t parts);
 /// COMET's per-source pieces for every expert-parallel MoE layer.
 LogicalResult applyComet(ModuleOp module, int64_t combineChunks);
 /// ATTENTION2D on a `rows` x `columns` grid of mesh axis `axis`.

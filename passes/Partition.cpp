@@ -517,6 +517,32 @@ LogicalResult AxisPartitioner::seedArguments() {
     } else if (strategy.inputDim >= 0 && type.getRank() > strategy.inputDim &&
                type.getDimSize(strategy.inputDim) != 1) {
       dim = strategy.inputDim;
+      // A preset does not split an input that no reader could use split
+      // (a gather reading it as its table): it would only be gathered back.
+      bool anyUser = llvm::any_of(arg.getUses(), [&](OpOperand &use) {
+        auto it = mappings.find(use.getOwner());
+        if (it == mappings.end())
+          return true;
+        const ValueFactors &dims =
+            it->second.getOperands()[use.getOperandNumber()];
+        return usable(use.getOwner(), it->second, leadingFactor(dims, dim));
+      });
+      if (!anyUser) {
+        // An input reordered along the split dimension by a constant index
+        // (braid-balance-sequence) is split through its index instead: the
+        // gather then computes this rank's block.
+        for (Operation *user : arg.getUsers())
+          if (auto gather = dyn_cast<GatherOp>(user);
+              gather && gather.getInput() == arg && gather.getAxis() == dim &&
+              gather.getIndices().getType().getRank() == 1 &&
+              gather.getIndices().getType().getDimSize(0) % size() == 0) {
+            FailureOr<Value> local = shardOn(gather.getIndices(), 0, gather);
+            if (failed(local))
+              return failure();
+            gather.getIndicesMutable().assign(*local);
+          }
+        dim = -1;
+      }
     }
     if (dim < 0 || (strategy.inputDimIfDivisible && dim == strategy.inputDim &&
                     type.getDimSize(dim) % size() != 0))

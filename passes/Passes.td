@@ -441,4 +441,28 @@ def BraidComet : Pass<"braid-comet", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidBalanceSequence : Pass<"braid-balance-sequence", "::mlir::ModuleOp"> {
+  let summary = "Reorders the sequence so causal work balances over cp ranks (zigzag)";
+  let description = [{
+    Run on the single-device program before `braid-partition cp=P`: reorders
+    the sequence (dimension 1 of the inputs and everything the chunk
+    analysis finds carrying it) so that the P contiguous blocks the
+    partitioner cuts hold the original chunks r and 2P-1-r of 2P. Under a
+    causal mask every rank then sees about as many (query, key) pairs (with
+    contiguous blocks the last rank does about twice the average). The
+    permutation is applied where the sequence enters (inputs and
+    sequence-indexed constants, `braid.gather` with pi) and undone where
+    the natural order is needed (outputs and ops that need the sequence
+    whole); causal attention becomes attention with the mask
+    `pi(query) >= pi(key)`, which `braid-ring-attention` and
+    `braid-attention-2d` turn into per-block masks from positions that travel
+    with the key/value blocks. Values are unchanged.
+  }];
+  let options = [
+    Option<"parts", "parts", "int64_t", /*default=*/"2",
+           "Ranks the sequence will be split over (cp=N)">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 #endif // BRAID_PASSES_PASSES_TD

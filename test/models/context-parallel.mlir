@@ -20,6 +20,19 @@
 // RUN: %mpirun -n 4 braid-run %t.llama.cp4.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
 // RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel cp=4 --emit=plan -o %t.mixtral.cp4.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.mixtral.cp4.bplan --inputs %braid_src_root/examples/models/mixtral/test_data_set_0 --expected %braid_src_root/examples/models/mixtral/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// Ring Attention, ATTENTION2D and the zigzag order (braid-balance-sequence):
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel cp=4 --overlap ring --emit=plan -o %t.llama.cp4.ring.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.llama.cp4.ring.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel cp=4 --overlap attention-2d=2x2 --emit=plan -o %t.llama.cp4.attention2d2x2.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.llama.cp4.attention2d2x2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel cp=2 --overlap ring --emit=plan -o %t.gpt2.cp2.ring.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.gpt2.cp2.ring.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel cp=4 --overlap balance,ring --emit=plan -o %t.llama.cp4.balance_ring.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.llama.cp4.balance_ring.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel cp=2 --overlap balance,attention-2d --emit=plan -o %t.llama.cp2.balance_attention2d.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.llama.cp2.balance_attention2d.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel cp=4 --overlap balance,attention-2d=2x2 --emit=plan -o %t.gpt2.cp4.balance_attention2d2x2.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.gpt2.cp4.balance_attention2d2x2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=FOUR
 
 // LLAMA: braid.mesh @world(cp = 2)
 // LLAMA: %[[K:.*]] = braid.all_gather %{{.*}} on @world["cp"] dim 2 : tensor<2x4x8x16xf32> -> tensor<2x4x16x16xf32>

@@ -2,7 +2,8 @@
 // program: the sequence split over 2 and 4 ranks with braid-partition cp=N,
 // then the all-gather of K/V (as partitioned), Ring Attention, and
 // ATTENTION2D on 2x2, 1x4 and 4x1 grids, each scheduled (async collectives)
-// and checked by braid-verify-collectives, run under mpirun.
+// and checked by braid-verify-collectives, run under mpirun; and ring and
+// 2x2 again on the zigzag order of braid-balance-sequence.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/attention_inputs.py %t/in
 // RUN: braid-opt %s --braid-to-exec -o %t/ref.exec.mlir
@@ -29,6 +30,13 @@
 // RUN: braid-opt %s --braid-partition=cp=2 --braid-attention-2d --braid-schedule --braid-verify-collectives --braid-to-exec -o %t/a2.exec.mlir
 // RUN: braid-translate --exec-to-plan %t/a2.exec.mlir -o %t/a2.bplan
 // RUN: %mpirun -n 2 braid-run %t/a2.bplan --inputs %t/in --expected %t/ref | FileCheck %s --check-prefix=TWO
+
+// RUN: braid-opt %s --braid-balance-sequence=parts=4 --braid-partition=cp=4 --braid-ring-attention --braid-schedule --braid-verify-collectives --braid-to-exec -o %t/zring.exec.mlir
+// RUN: braid-translate --exec-to-plan %t/zring.exec.mlir -o %t/zring.bplan
+// RUN: %mpirun -n 4 braid-run %t/zring.bplan --inputs %t/in --expected %t/ref | FileCheck %s --check-prefix=FOUR
+// RUN: braid-opt %s --braid-balance-sequence=parts=4 --braid-partition=cp=4 --braid-attention-2d=grid=2x2 --braid-schedule --braid-verify-collectives --braid-to-exec -o %t/z2d.exec.mlir
+// RUN: braid-translate --exec-to-plan %t/z2d.exec.mlir -o %t/z2d.bplan
+// RUN: %mpirun -n 4 braid-run %t/z2d.bplan --inputs %t/in --expected %t/ref | FileCheck %s --check-prefix=FOUR
 
 // TWO-COUNT-2: ] PASS
 // TWO-NOT: FAIL

@@ -56,7 +56,8 @@ llvm::cl::opt<std::string> overlap(
         "Overlap communication with computation after partitioning: "
         "comma-separated domino[=K] (row chunks; K=0 or none: chosen by the "
         "cost model), domino-columns[=K], seq[=K] (ISO sequence chunks), "
-        "comet[=K] (COMET, after ep=N), "
+        "comet[=K] (COMET, after ep=N), balance (zigzag sequence order "
+        "for causal cp), "
         "ring (Ring Attention) or attention-2d[=RxC] (ATTENTION2D) after "
         "cp=N, schedule, or auto (the cost model picks); every choice ends with "
         "braid-schedule and braid-verify-collectives"),
@@ -130,6 +131,26 @@ int main(int argc, char **argv) {
     llvm::StringRef(overlap).split(items, ',');
     for (llvm::StringRef item : items) {
       auto [kind, count] = item.trim().split('=');
+      if (kind == "balance" && count.empty()) {
+        // Before partitioning: the zigzag order for the cp ranks.
+        std::optional<int64_t> cp;
+        llvm::SmallVector<llvm::StringRef> axes;
+        llvm::StringRef(parallel).split(axes, ',');
+        for (llvm::StringRef axis : axes) {
+          auto [name, size] = axis.trim().split('=');
+          int64_t ranks;
+          if (name == "cp" && !size.getAsInteger(10, ranks))
+            cp = ranks;
+        }
+        if (!cp) {
+          llvm::errs() << "error: --overlap balance reorders the sequence "
+                          "for context parallelism; give --parallel cp=N\n";
+          return 1;
+        }
+        request.pipeline = "braid-balance-sequence{parts=" +
+                           std::to_string(*cp) + "}," + request.pipeline;
+        continue;
+      }
       if (kind == "ring" && count.empty()) {
         passes += ",braid-ring-attention";
         continue;
@@ -160,7 +181,8 @@ int main(int argc, char **argv) {
       else if (kind != "schedule" || !count.empty()) {
         llvm::errs() << "error: --overlap '" << overlap << "': '" << item
                      << "' is not one of domino[=K], domino-columns[=K], "
-                        "seq[=K], comet[=K], ring, attention-2d[=RxC], schedule, "
+                        "seq[=K], comet[=K], balance, ring, attention-2d[=RxC], "
+                        "schedule, "
                         "auto\n";
         return 1;
       }
