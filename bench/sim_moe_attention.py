@@ -24,12 +24,14 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import simlib
+
+ROOT = simlib.ROOT
+WHO = "sim_moe_attention"
 
 
 def moe_layer_ir(ranks, tokens, hidden, ffn, experts, k, t):
@@ -92,40 +94,13 @@ def attention_ir(seq, heads, dim, t):
     return "\n".join(lines) + "\n"
 
 
-def run(command, what):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"sim_moe_attention: {what} failed ({result.returncode}):\n"
-                 f"{result.stderr or result.stdout}")
-    return result.stdout + result.stderr
-
-
-def seconds(text, label):
-    match = re.search(rf"{label}\s+([0-9.]+) (s|ms|us)", text)
-    if not match:
-        sys.exit(f"sim_moe_attention: no '{label}' in:\n{text}")
-    return float(match.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6}[match.group(2)]
-
-
 def simulate(tools, work, stem, ir, passes, profile, ranks, nodes):
-    mlir = os.path.join(work, stem + ".mlir")
-    with open(mlir, "w") as out:
-        out.write(ir)
-    exec_mlir = os.path.join(work, stem + ".exec.mlir")
-    plan = os.path.join(work, stem + ".bplan")
-    run([tools["braid-opt"], mlir] + passes + ["--braid-to-exec", "-o", exec_mlir],
-        "braid-opt " + " ".join(passes))
-    run([tools["braid-translate"], "--exec-to-plan", exec_mlir, "-o", plan],
-        "braid-translate")
-    out = run([tools["braid-run"], plan, "--backend", "sim", "--hw", profile,
-               "--world", str(ranks), "--nodes", str(nodes),
-               "--svg", os.path.join(work, stem + ".svg")], "braid-run --backend sim")
-    with open(exec_mlir) as text:
-        head = text.read(4000)
+    out, head = simlib.simulate(tools, work, stem, ir, passes, profile, ranks,
+                                WHO, nodes)
     choice = re.findall(r"braid\.(comm_sms|comet_combine_chunks|attention_2d_grid) = "
                         r"\"?([0-9x]+)", head)
-    return {"makespan": seconds(out, "makespan"),
-            "exposed": seconds(out, "exposed communication"),
+    return {"makespan": simlib.seconds(out, "makespan", WHO),
+            "exposed": simlib.seconds(out, "exposed communication", WHO),
             "choice": ", ".join(f"{k}={v}" for k, v in choice) or "-"}
 
 
@@ -153,11 +128,7 @@ def main():
     parser.add_argument("--context-per-gpu", default="512,1024,2048",
                         help="tokens of context per GPU (comma-separated sweep)")
     args = parser.parse_args()
-    tools = {n: os.path.join(args.build, "bin", n)
-             for n in ("braid-opt", "braid-translate", "braid-run")}
-    for path in tools.values():
-        if not os.access(path, os.X_OK):
-            sys.exit(f"sim_moe_attention: {path} not found (build first)")
+    tools = simlib.tools(args.build, WHO)
     work = args.keep or tempfile.mkdtemp(prefix="braid-sim-moe-attn-")
     os.makedirs(work, exist_ok=True)
     rows = []

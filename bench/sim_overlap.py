@@ -23,12 +23,14 @@ usage: sim_overlap.py [--build BUILD] [--layers 2] [--keep DIR]
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import simlib
+
+ROOT = simlib.ROOT
+WHO = "sim_overlap"
 
 # (name, technique, profile, tp, layers-shape, batch, seq, dtype, published)
 SETUPS = [
@@ -88,39 +90,12 @@ def decoder_ir(layers, batch, seq, hidden, heads, ffn, t):
     return "\n".join(lines) + "\n"
 
 
-def run(command, what):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"sim_overlap: {what} failed ({result.returncode}):\n"
-                 f"{result.stderr or result.stdout}")
-    return result.stdout + result.stderr
-
-
-def seconds(text, label):
-    match = re.search(rf"{label}\s+([0-9.]+) (s|ms|us)", text)
-    if not match:
-        sys.exit(f"sim_overlap: no '{label}' in:\n{text}")
-    return float(match.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6}[match.group(2)]
-
-
 def simulate(tools, work, stem, ir, passes, profile, tp):
-    mlir = os.path.join(work, stem + ".mlir")
-    with open(mlir, "w") as out:
-        out.write(ir)
-    exec_mlir = os.path.join(work, stem + ".exec.mlir")
-    plan = os.path.join(work, stem + ".bplan")
-    remarks = run([tools["braid-opt"], mlir] + passes + ["--braid-to-exec", "-o",
-                   exec_mlir], "braid-opt " + " ".join(passes))
-    run([tools["braid-translate"], "--exec-to-plan", exec_mlir, "-o", plan],
-        "braid-translate")
-    out = run([tools["braid-run"], plan, "--backend", "sim", "--hw", profile,
-               "--world", str(tp), "--svg", os.path.join(work, stem + ".svg")],
-              "braid-run --backend sim")
+    out, head = simlib.simulate(tools, work, stem, ir, passes, profile, tp, WHO)
     efficiency = re.search(r"overlap efficiency \(bound/makespan\)\s+([0-9.]+)%", out)
-    with open(exec_mlir) as text:
-        choice = re.search(r"braid\.(domino_chunks|seq_split_point) = (\d+)", remarks + text.read())
-    return {"makespan": seconds(out, "makespan"),
-            "exposed": seconds(out, "exposed communication"),
+    choice = re.search(r"braid\.(domino_chunks|seq_split_point) = (\d+)", head)
+    return {"makespan": simlib.seconds(out, "makespan", WHO),
+            "exposed": simlib.seconds(out, "exposed communication", WHO),
             "efficiency": float(efficiency.group(1)) / 100,
             "choice": choice.group(2) if choice else "-"}
 
@@ -133,11 +108,7 @@ def main():
                         help="chunks for both passes (0: the cost model picks)")
     parser.add_argument("--keep", help="keep IR, plans and timelines here")
     args = parser.parse_args()
-    tools = {n: os.path.join(args.build, "bin", n)
-             for n in ("braid-opt", "braid-translate", "braid-run")}
-    for path in tools.values():
-        if not os.access(path, os.X_OK):
-            sys.exit(f"sim_overlap: {path} not found (build the project first)")
+    tools = simlib.tools(args.build, WHO)
     work = args.keep or tempfile.mkdtemp(prefix="braid-sim-overlap-")
     os.makedirs(work, exist_ok=True)
     rows = []
