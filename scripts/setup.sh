@@ -16,6 +16,8 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev
   # python for test oracles
   python3 python3-pip python3-venv
+  # bench/veth: network namespaces, veth and tbf (ip, tc)
+  iproute2
 )
 
 missing=()
