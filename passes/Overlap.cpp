@@ -248,7 +248,8 @@ struct SeqPipelinePass
     } else if (chunks > 0) {
       if (length < chunks) {
         module.emitError("braid-seq-pipeline: the sequence (")
-            << length << ") cannot be split into " << chunks << " chunks";
+            << length << ") cannot be split into " << (int64_t)chunks
+            << " chunks";
         return signalPassFailure();
       }
       sizes = evenChunks(length, chunks);

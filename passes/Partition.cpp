@@ -517,6 +517,14 @@ LogicalResult AxisPartitioner::seedArguments() {
     } else if (strategy.inputDim >= 0 && type.getRank() > strategy.inputDim &&
                type.getDimSize(strategy.inputDim) != 1) {
       dim = strategy.inputDim;
+      if (type.getDimSize(dim) % size() != 0) {
+        if (strategy.inputDimIfDivisible)
+          continue;
+        return function.emitError("braid-partition: dimension ")
+               << dim << " (size " << type.getDimSize(dim) << ") of " << what
+               << " does not divide over mesh axis '" << strategy.axis
+               << "' of size " << size();
+      }
       // A preset does not split an input that no reader could use split
       // (a gather reading it as its table): it would only be gathered back.
       bool anyUser = llvm::any_of(arg.getUses(), [&](OpOperand &use) {

@@ -2,12 +2,14 @@
 // RUN: not braid-opt %s --braid-partition=sp=true -split-input-file 2>&1 | FileCheck %s --check-prefix=SP
 // RUN: not braid-opt %s --braid-partition="tp=2 function=nope" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOFUNC
 // RUN: not braid-opt %s --braid-partition=dp=4 -split-input-file 2>&1 | FileCheck %s --check-prefix=DP
+// RUN: not braid-opt %s --braid-partition=cp=3 -split-input-file 2>&1 | FileCheck %s --check-prefix=CP
 
 // Every diagnostic of braid-partition. The cases use annotations (the mesh
 // is declared); the RUN lines above check the option errors.
 // SP: error: braid-partition: sequence parallelism (sp) needs tensor parallelism (tp=N)
 // NOFUNC: error: braid-partition: no function @nope
 // DP: error: braid-partition: dimension 0 (size 6) of argument 0 of @main does not divide over mesh axis 'dp' of size 4
+// CP: error: braid-partition: dimension 1 (size 8) of argument 0 of @main does not divide over mesh axis 'cp' of size 3
 
 // expected-error @+1 {{braid-partition: nothing to partition over: give tp, dp, ep or cp, or declare a braid.mesh and annotate with braid.sharding}}
 module {

@@ -2,6 +2,7 @@
 // RUN: braid-opt %s --braid-seq-pipeline=split-points=5 | FileCheck %s
 // RUN: braid-opt %s --braid-seq-pipeline=split-points=5 --braid-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: not braid-opt %s --braid-seq-pipeline=split-points=9 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not braid-opt %s --braid-seq-pipeline=chunks=40 2>&1 | FileCheck %s --check-prefix=MANY
 
 // A tensor-parallel attention block chunked along the sequence (ISO).
 
@@ -38,6 +39,7 @@
 // SCHED: braid.await %[[F1]] : tensor<1x3x16xf32>
 
 // BAD: error: braid-seq-pipeline: split points must increase strictly inside (0, 8), got [9]
+// MANY: error: braid-seq-pipeline: the sequence (8) cannot be split into 40 chunks
 braid.mesh @world(tp = 2)
 braid.weight @wq : tensor<16x16xf32>
 braid.weight @wo : tensor<16x16xf32>
