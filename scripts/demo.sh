@@ -4,7 +4,11 @@
 #     its weights (attention raised to braid.attention) and to a plan, and
 #  2. runs the plan with braid-run on the bundled input, checking the logits
 #     against onnxruntime's reference output;
-#  3. takes the hand-written tensor-parallel GPT-2 block
+#  3. partitions it over 2 ranks (Megatron tensor parallelism), splits the
+#     sequence into two ISO chunks whose all-reduces overlap compute, and
+#     runs it under mpirun on 2 ranks against the same reference, with the
+#     overlap report for a DGX-H100;
+#  4. takes the hand-written tensor-parallel GPT-2 block
 #     (examples/ir/gpt2_block_tp2.mlir) through braid-opt: verify, round-trip,
 #     canonicalize, dimension mappings and cost.
 # Pass another model folder (model.onnx + test_data_set_0/) as $1.
@@ -33,6 +37,20 @@ echo "== compile to a plan and run it with braid-run (CPU) vs onnxruntime"
 "$bin/braid-run" "$out/model.bplan" --inputs "$model_dir/test_data_set_0" \
   --expected "$model_dir/test_data_set_0" --trace "$out/trace.json" | tail -n 4
 echo "Chrome trace (open in Perfetto): $out/trace.json"
+
+echo "== tensor parallel (tp=2) with ISO sequence chunks, 2 MPI ranks"
+"$bin/braidc" "$model_dir/model.onnx" --parallel tp=2 --overlap seq=2 \
+  -o "$out/model-tp2.mlir" --progress=false
+"$bin/braid-opt" "$out/model-tp2.mlir" --braid-overlap-report=hw=dgx-h100 \
+  -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 |
+  sed -n 's/.*remark: makespan/estimated on DGX-H100: makespan/p'
+"$bin/braidc" "$model_dir/model.onnx" --parallel tp=2 --overlap seq=2 \
+  --emit=plan -o "$out/model-tp2.bplan" --progress=false
+mpirun_root=()
+[ "$(id -u)" = 0 ] && mpirun_root=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+"${mpirun_root[@]}" mpirun --oversubscribe -n 2 "$bin/braid-run" "$out/model-tp2.bplan" \
+  --inputs "$model_dir/test_data_set_0" --expected "$model_dir/test_data_set_0" |
+  grep -E '^\[rank [0-9]+\] (PASS|FAIL)'
 
 ir="$root/examples/ir/gpt2_block_tp2.mlir"
 echo "== $ir (tensor parallel, tp=2, async all-reduces)"
