@@ -77,8 +77,6 @@ private:
   llvm::DenseMap<Value, int64_t> offsets;
   /// Future -> (event recorded at the end of its region, yielded value).
   llvm::DenseMap<Value, std::pair<int64_t, Value>> futures;
-  /// Last program position at which each async's futures are awaited.
-  llvm::DenseMap<Operation *, int64_t> lastAwait;
   /// Asyncs in program order, and the main-stream position of each one's
   /// first await there (if any).
   SmallVector<AsyncOp> asyncOrder;
@@ -166,8 +164,6 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
       program.push_back({Instruction::Wait, nullptr, stream.str(), event});
       aliases.unionSets(value, await.getResult());
       Operation *async = await.getFuture().getDefiningOp();
-      lastAwait[async] =
-          std::max<int64_t>(lastAwait.lookup(async), program.size() - 1);
       if (stream == AsyncOp::getMainStream())
         mainAwait.try_emplace(async, program.size() - 1);
       continue;

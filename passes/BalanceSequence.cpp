@@ -63,11 +63,7 @@ LogicalResult mlir::braid::applyBalanceSequence(ModuleOp module,
   if (!module.getOps<MeshOp>().empty())
     return module.emitError("braid-balance-sequence: runs on the "
                             "single-device program, before braid-partition");
-  int64_t length = 0;
-  for (BlockArgument arg : function.getArguments())
-    if (auto type = dyn_cast<RankedTensorType>(arg.getType());
-        type && type.getRank() > 1 && type.getDimSize(1) > 1)
-      length = type.getDimSize(1);
+  int64_t length = inputDimSize(function, 1);
   if (length == 0 || parts < 1 || length % (2 * parts) != 0)
     return function.emitError("braid-balance-sequence: the sequence (")
            << length << ") does not split into " << 2 * parts

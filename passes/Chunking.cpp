@@ -1,6 +1,7 @@
 //===- Chunking.cpp - split runs of ops into independent chunks -----------===//
 
 #include "passes/Chunking.h"
+#include "passes/IRHelpers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -190,8 +191,9 @@ public:
     } else {
       // Slice the whole value: chunk i, or the prefix up to its end.
       bool prefix = use.use == ChunkUse::Prefix;
-      result = slice(whole(v, before), use.dim, prefix ? 0 : start,
-                     prefix ? start + use.sizes[i] : use.sizes[i], loc);
+      result = sliceAlong(builder, loc, whole(v, before), use.dim,
+                          prefix ? 0 : start,
+                          prefix ? start + use.sizes[i] : use.sizes[i]);
     }
     made[key] = result;
     return result;
@@ -208,20 +210,6 @@ public:
     return ConcatOp::create(builder, loc,
                             RankedTensorType::get(shape, first.getElementType()),
                             values, builder.getI64IntegerAttr(dim));
-  }
-
-  Value slice(Value v, int64_t dim, int64_t offset, int64_t size,
-              Location loc) {
-    auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
-        strides(type.getRank(), 1);
-    offsets[dim] = offset;
-    sizes[dim] = size;
-    return SliceOp::create(
-        builder, loc, RankedTensorType::get(sizes, type.getElementType()), v,
-        ValueRange{}, builder.getDenseI64ArrayAttr(offsets),
-        builder.getDenseI64ArrayAttr(sizes),
-        builder.getDenseI64ArrayAttr(strides));
   }
 
   OpBuilder builder;

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Chunking.h"
+#include "passes/IRHelpers.h"
 #include "passes/Overlap.h"
 #include "passes/Passes.h"
 
@@ -112,19 +113,7 @@ Value rotationIndex(OpBuilder &b, Location loc, MeshOp mesh,
   Value constant = ConstantOp::create(
       b, loc, tableType,
       DenseElementsAttr::get(tableType, ArrayRef<int64_t>(table)));
-  FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  Value index;
-  for (StringRef axis : axes) {
-    Value r = RankOp::create(b, loc, meshRef, b.getStringAttr(axis));
-    int64_t size = mesh.getGroupSize(b.getStrArrayAttr({axis}));
-    index = index ? arith::AddIOp::create(
-                        b, loc,
-                        arith::MulIOp::create(
-                            b, loc, index,
-                            arith::ConstantIndexOp::create(b, loc, size)),
-                        r)
-                  : r;
-  }
+  Value index = groupIndex(b, loc, mesh, axes);
   auto rowType = RankedTensorType::get({1, experts}, b.getI64Type());
   Value row = SliceOp::create(
       b, loc, rowType, constant, ValueRange{index},
@@ -137,20 +126,6 @@ Value rotationIndex(OpBuilder &b, Location loc, MeshOp mesh,
 Value gatherRows(OpBuilder &b, Location loc, Value table, Value index) {
   return GatherOp::create(b, loc, table.getType(), table, index,
                           b.getI64IntegerAttr(0));
-}
-
-Value sliceRows(OpBuilder &b, Location loc, Value v, int64_t start,
-                int64_t size, int64_t dim) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
-      strides(type.getRank(), 1);
-  offsets[dim] = start;
-  sizes[dim] = size;
-  return SliceOp::create(b, loc,
-                         RankedTensorType::get(sizes, type.getElementType()),
-                         v, ValueRange{}, b.getDenseI64ArrayAttr(offsets),
-                         b.getDenseI64ArrayAttr(sizes),
-                         b.getDenseI64ArrayAttr(strides));
 }
 
 Value shift(OpBuilder &b, Location loc, MoeLayer &layer, Value v,
@@ -180,7 +155,7 @@ LogicalResult mlir::braid::applyComet(ModuleOp module, int64_t combineChunks) {
         rotationIndex(b, loc, layer.mesh, layer.axes, ranks, block, +1));
     SmallVector<Value> arrived;
     for (int64_t t = 0; t < ranks; ++t) {
-      Value piece = sliceRows(b, loc, rotated, t * block, block, 0);
+      Value piece = sliceAlong(b, loc, rotated, 0, t * block, block);
       arrived.push_back(t == 0 ? piece : shift(b, loc, layer, piece, t));
     }
     // The expert GEMMs, once per piece: the all-to-all's result is seeded
@@ -228,7 +203,7 @@ LogicalResult mlir::braid::applyComet(ModuleOp module, int64_t combineChunks) {
         int64_t start = 0;
         for (int64_t size : sizes) {
           parts.push_back(shift(b, loc, layer,
-                                sliceRows(b, loc, piece, start, size, 2),
+                                sliceAlong(b, loc, piece, 2, start, size),
                                 ranks - t));
           start += size;
         }

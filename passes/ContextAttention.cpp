@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/IRHelpers.h"
 #include "passes/Overlap.h"
 #include "passes/Passes.h"
 
@@ -58,13 +59,7 @@ struct AttentionBuilder {
   Value sub(Value a, Value c) { return arith::SubIOp::create(b, loc, a, c); }
   /// This rank's index in the group of `names` (row-major over them).
   Value groupIndex(ArrayRef<StringRef> names) {
-    Value result;
-    for (StringRef name : names) {
-      Value r = RankOp::create(b, loc, meshRef(), b.getStringAttr(name));
-      int64_t size = mesh.getGroupSize(axes({name}));
-      result = result ? add(mul(result, size), r) : r;
-    }
-    return result;
+    return mlir::braid::groupIndex(b, loc, mesh, names);
   }
   /// Positions 0..n-1.
   Value positions(int64_t n) {
@@ -226,14 +221,12 @@ std::optional<GatheredAttention> matchGathered(AttentionOp attention) {
   return match;
 }
 
-/// The sequence positions of the queries: `offset + i` with the attention's
-/// causal offset (keys numbered from 0 over the whole sequence).
-Value queryPositions(AttentionBuilder &h, AttentionOp attention, Value all,
-                     int64_t sq, int64_t sk) {
+/// The attention's causal offset: where its queries start among the keys
+/// (keys numbered from 0 over the whole sequence).
+Value causalOffset(AttentionBuilder &h, AttentionOp attention, int64_t sq,
+                   int64_t sk) {
   Value offset = attention.getCausalOffset();
-  if (!offset)
-    offset = h.index(sk - sq);
-  return h.slice1d(all, offset, sq);
+  return offset ? offset : h.index(sk - sq);
 }
 
 void replaceAttention(AttentionOp attention, Value result) {
@@ -276,7 +269,7 @@ LogicalResult mlir::braid::applyRingAttention(ModuleOp module) {
                        block);
     } else if (causal) {
       Value all = h.positions(sk);
-      qPos = queryPositions(h, attention, all, sq, sk);
+      qPos = h.slice1d(all, causalOffset(h, attention, sq, sk), sq);
       kPos = h.slice1d(all, h.mul(h.groupIndex(m.axes), block), block);
     }
     SmallVector<Value> outputs, lses;
@@ -341,8 +334,11 @@ static LogicalResult splitMeshAxis(ModuleOp module, MeshOp mesh, StringRef axis,
     }
     return b.getArrayAttr(out);
   };
+  mesh.setAxisNamesAttr(b.getArrayAttr(names));
+  mesh.setShapeAttr(b.getDenseI64ArrayAttr(shape));
   FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  WalkResult walk = module.walk([&](Operation *op) {
+  SmallVector<RankOp> ranks;
+  module.walk([&](Operation *op) {
     if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
       if (collective.getMeshAttr() == meshRef)
         op->setAttr("mesh_axes", expand(collective.getMeshAxes()));
@@ -354,27 +350,17 @@ static LogicalResult splitMeshAxis(ModuleOp module, MeshOp mesh, StringRef axis,
         weight.setShardingAttr(b.getArrayAttr(entries));
       }
     } else if (auto rank = dyn_cast<RankOp>(op)) {
-      if (rank.getMeshAttr() == meshRef && rank.getAxis() == axis) {
-        b.setInsertionPoint(rank);
-        Location loc = rank.getLoc();
-        Value r = RankOp::create(b, loc, meshRef, b.getStringAttr(rowAxis));
-        Value c = RankOp::create(b, loc, meshRef, b.getStringAttr(columnAxis));
-        Value index = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, r,
-                                  arith::ConstantIndexOp::create(b, loc, columns)),
-            c);
-        rank.getResult().replaceAllUsesWith(index);
-        rank.erase();
-        return WalkResult::skip();
-      }
+      if (rank.getMeshAttr() == meshRef && rank.getAxis() == axis)
+        ranks.push_back(rank);
     }
-    return WalkResult::advance();
   });
-  if (walk.wasInterrupted())
-    return failure();
-  mesh.setAxisNamesAttr(b.getArrayAttr(names));
-  mesh.setShapeAttr(b.getDenseI64ArrayAttr(shape));
+  // The old axis's index is the row-major index over the two new ones.
+  for (RankOp rank : ranks) {
+    b.setInsertionPoint(rank);
+    rank.getResult().replaceAllUsesWith(
+        groupIndex(b, rank.getLoc(), mesh, {rowAxis, columnAxis}));
+    rank.erase();
+  }
   return success();
 }
 
@@ -422,11 +408,8 @@ LogicalResult mlir::braid::applyAttention2D(ModuleOp module, StringRef axis,
       Value all = h.positions(sk);
       // This rank's queries start at the causal offset; its row's at the
       // offset less its column times a block.
-      Value offset = attention.getCausalOffset();
-      if (!offset)
-        offset = h.index(sk - sq);
-      Value rowStart =
-          h.sub(offset, h.mul(h.groupIndex({columnAxis}), block));
+      Value rowStart = h.sub(causalOffset(h, attention, sq, sk),
+                             h.mul(h.groupIndex({columnAxis}), block));
       qPos = h.slice1d(all, rowStart, sq * columns);
       kPos = h.slice1d(all, h.mul(h.groupIndex(both), block), block);
     }
@@ -462,19 +445,10 @@ LogicalResult mlir::braid::applyAttention2D(ModuleOp module, StringRef axis,
     SmallVector<Value> pieces, pieceLses;
     for (int64_t c = 0; c < columns; ++c) {
       auto take = [&](Value v, int64_t rank) {
-        auto type = cast<RankedTensorType>(v.getType());
-        SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
-            strides(type.getRank(), 1);
-        offsets[2] = c;
-        sizes[2] = 1;
-        Value s = SliceOp::create(
-            h.b, h.loc, RankedTensorType::get(sizes, type.getElementType()), v,
-            ValueRange{}, h.b.getDenseI64ArrayAttr(offsets),
-            h.b.getDenseI64ArrayAttr(sizes), h.b.getDenseI64ArrayAttr(strides));
         SmallVector<int64_t> shape{batch, heads, block};
         if (rank == 5)
           shape.push_back(dv);
-        return h.reshape(s, shape);
+        return h.reshape(sliceAlong(h.b, h.loc, v, 2, c, 1), shape);
       };
       pieces.push_back(take(outs, 5));
       pieceLses.push_back(take(logs, 4));

@@ -90,11 +90,7 @@ struct PrintChunkRunsPass
       return signalPassFailure();
     }
     ChunkAnalysis analysis;
-    int64_t size = 0;
-    for (BlockArgument arg : function.getArguments())
-      if (auto type = dyn_cast<RankedTensorType>(arg.getType());
-          type && type.getRank() > dim && type.getDimSize(dim) > 1)
-        size = type.getDimSize(dim);
+    int64_t size = inputDimSize(function, dim);
     if (failed(seedInputs(analysis, function, dim, evenChunks(size, chunks),
                           "braid-print-chunk-runs")))
       return signalPassFailure();
@@ -127,6 +123,15 @@ struct PrintChunkRunsPass
 
 } // namespace
 
+int64_t mlir::braid::inputDimSize(func::FuncOp function, int64_t dim) {
+  int64_t size = 0;
+  for (BlockArgument arg : function.getArguments())
+    if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+        type && type.getRank() > dim && type.getDimSize(dim) > 1)
+      size = type.getDimSize(dim);
+  return size;
+}
+
 LogicalResult mlir::braid::applyDomino(ModuleOp module, int64_t count,
                                        StringRef split) {
   auto function = module.lookupSymbol<func::FuncOp>("main");
@@ -139,11 +144,7 @@ LogicalResult mlir::braid::applyDomino(ModuleOp module, int64_t count,
   Block &body = function.getBody().front();
   if (split != "columns") {
     ChunkAnalysis rows;
-    int64_t batch = 0;
-    for (BlockArgument arg : function.getArguments())
-      if (auto type = dyn_cast<RankedTensorType>(arg.getType());
-          type && type.getRank() > 0 && type.getDimSize(0) > 1)
-        batch = type.getDimSize(0);
+    int64_t batch = inputDimSize(function, 0);
     if (batch < count)
       return function.emitError("braid-domino: the batch (")
              << batch << ") cannot be split into " << count << " chunks";
@@ -215,13 +216,6 @@ struct SeqPipelinePass
     : public mlir::braid::impl::BraidSeqPipelineBase<SeqPipelinePass> {
   using BraidSeqPipelineBase::BraidSeqPipelineBase;
 
-  static int64_t sequenceLengthOf(func::FuncOp function) {
-    for (BlockArgument arg : function.getArguments())
-      if (auto type = dyn_cast<RankedTensorType>(arg.getType());
-          type && type.getRank() > 1 && type.getDimSize(1) > 1)
-        return type.getDimSize(1);
-    return 0;
-  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -230,7 +224,7 @@ struct SeqPipelinePass
       module.emitError("braid-seq-pipeline: no function @main");
       return signalPassFailure();
     }
-    int64_t length = sequenceLengthOf(function);
+    int64_t length = inputDimSize(function, 1);
     SmallVector<int64_t> sizes;
     if (!splitPoints.empty()) {
       int64_t previous = 0;
@@ -296,7 +290,7 @@ struct OverlapAutoPass
                             [count](ModuleOp m) {
                               return applyDomino(m, count, "rows");
                             }});
-    int64_t length = SeqPipelinePass::sequenceLengthOf(function);
+    int64_t length = inputDimSize(function, 1);
     llvm::SmallSetVector<int64_t, 2> points;
     for (int64_t p : {length / 2, (int64_t)std::lround(length / std::sqrt(2.0))})
       if (p > 0 && p < length)

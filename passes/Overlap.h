@@ -5,12 +5,16 @@
 
 #include "passes/Schedule.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
 namespace mlir {
 namespace braid {
 
+/// The size of dimension `dim` of `function`'s inputs: of the last input
+/// where it exceeds 1; 0 when none does.
+int64_t inputDimSize(func::FuncOp function, int64_t dim);
 /// Domino's split of @main into `count` chunks (braid-domino).
 LogicalResult applyDomino(ModuleOp module, int64_t count, StringRef split);
 /// ISO's split of @main's sequence into chunks of `sizes`.

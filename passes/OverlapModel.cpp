@@ -45,27 +45,12 @@ static rt::DType dtypeOf(Type type) {
   return rt::DType::F32;
 }
 
-static std::optional<rt::CollectiveKind> collectiveKind(Operation *op) {
-  if (isa<AllReduceOp>(op))
-    return rt::CollectiveKind::AllReduce;
-  if (isa<AllGatherOp>(op))
-    return rt::CollectiveKind::AllGather;
-  if (isa<ReduceScatterOp>(op))
-    return rt::CollectiveKind::ReduceScatter;
-  if (isa<AllToAllOp>(op))
-    return rt::CollectiveKind::AllToAll;
-  if (isa<BroadcastOp>(op))
-    return rt::CollectiveKind::Broadcast;
-  if (isa<CollectivePermuteOp>(op))
-    return rt::CollectiveKind::CollectivePermute;
-  return std::nullopt;
-}
-
 double CostModel::seconds(Operation *op) const {
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
     auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
         op, collective.getMeshAttr());
-    std::optional<rt::CollectiveKind> kind = collectiveKind(op);
+    std::optional<rt::CollectiveKind> kind =
+        rt::parseCollectiveKind(op->getName().stripDialect());
     if (!mesh || !kind)
       return 0;
     rt::MeshShape shape;

@@ -163,6 +163,16 @@ std::string_view toString(CollectiveKind kind) {
   throwUnknownKind(kind);
 }
 
+std::optional<CollectiveKind> parseCollectiveKind(std::string_view name) {
+  for (CollectiveKind kind :
+       {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+        CollectiveKind::ReduceScatter, CollectiveKind::AllToAll,
+        CollectiveKind::Broadcast, CollectiveKind::CollectivePermute})
+    if (toString(kind) == name)
+      return kind;
+  return std::nullopt;
+}
+
 double collectiveTime(CollectiveKind kind, std::int64_t groupSize, double bytes,
                       const LinkParams &link) {
   constexpr std::string_view fn = "collectiveTime";

@@ -49,6 +49,7 @@
 #define BRAID_RUNTIME_COST_COLLECTIVECOST_H
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace braid::rt {
@@ -66,6 +67,8 @@ enum class CollectiveKind {
 /// Returns the dialect spelling of `kind` ("all_reduce", "all_gather", ...).
 /// Throws std::invalid_argument for a value outside the enumeration.
 std::string_view toString(CollectiveKind kind);
+/// The kind named `name` as toString() writes it ("all_reduce", ...), if any.
+std::optional<CollectiveKind> parseCollectiveKind(std::string_view name);
 
 /// The algorithm a collective runs with (see this file's header comment).
 enum class CollectiveAlgorithm {

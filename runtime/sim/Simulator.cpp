@@ -25,18 +25,11 @@ namespace braid::rt {
 
 namespace {
 
-CollectiveKind parseCollectiveKind(const std::string &kind) {
-  static const std::map<std::string, CollectiveKind> kinds = {
-      {"all_reduce", CollectiveKind::AllReduce},
-      {"all_gather", CollectiveKind::AllGather},
-      {"reduce_scatter", CollectiveKind::ReduceScatter},
-      {"all_to_all", CollectiveKind::AllToAll},
-      {"broadcast", CollectiveKind::Broadcast},
-      {"collective_permute", CollectiveKind::CollectivePermute}};
-  auto it = kinds.find(kind);
-  if (it == kinds.end())
+CollectiveKind planCollectiveKind(const std::string &kind) {
+  std::optional<CollectiveKind> parsed = parseCollectiveKind(kind);
+  if (!parsed)
     throw PlanError("unknown collective kind '" + kind + "'");
-  return it->second;
+  return *parsed;
 }
 
 /// "dp, tp" for messages and summaries.
@@ -130,7 +123,7 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
         const plan::Collective &collective = instruction.collective();
         op.kind = SimOpKind::Collective;
         op.name = collective.kind();
-        op.collectiveKind = parseCollectiveKind(collective.kind());
+        op.collectiveKind = planCollectiveKind(collective.kind());
         std::vector<std::string> axes(collective.axes().begin(),
                                       collective.axes().end());
         op.axes = joinAxes(axes);

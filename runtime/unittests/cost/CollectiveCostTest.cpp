@@ -28,6 +28,7 @@ using braid::rt::CollectiveAlgorithm;
 using braid::rt::CollectiveKind;
 using braid::rt::collectiveTime;
 using braid::rt::LinkParams;
+using braid::rt::parseCollectiveKind;
 using braid::rt::toString;
 using ::testing::HasSubstr;
 
@@ -371,6 +372,17 @@ TEST(CollectiveCostTest, AutoPicksTheFasterAlgorithm) {
   EXPECT_THROW(collectiveTime(CollectiveKind::AllReduce,
                               CollectiveAlgorithm::Tree, 0, kBytes, kLink),
                std::invalid_argument);
+}
+
+// Kind names round-trip (the simulator reads plans' and the passes read ops'
+// collective names with it).
+TEST(CollectiveCostTest, KindNamesRoundTrip) {
+  for (CollectiveKind kind :
+       {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+        CollectiveKind::ReduceScatter, CollectiveKind::AllToAll,
+        CollectiveKind::Broadcast, CollectiveKind::CollectivePermute})
+    EXPECT_EQ(parseCollectiveKind(toString(kind)), kind);
+  EXPECT_EQ(parseCollectiveKind("all_reduce_scatter"), std::nullopt);
 }
 
 } // namespace
