@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../plan/PlanBuilder.h"
+#include "BraidRunProcess.h"
 
 #include "runtime/kernels/ElementIO.h"
 #include "runtime/reference/ReferenceKernels.h"
@@ -37,27 +38,8 @@ using testing::Not;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string output;
-};
-
-/// Runs braid-run with `arguments`; returns its exit status and its stdout
-/// and stderr together.
-Result braidRun(const std::string &arguments) {
-  std::string command = std::string(BRAID_RUN_PATH) + " " + arguments + " 2>&1";
-  FILE *pipe = ::popen(command.c_str(), "r");
-  Result result{-1, ""};
-  if (!pipe)
-    return result;
-  char buffer[4096];
-  size_t read;
-  while ((read = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    result.output.append(buffer, read);
-  int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using Result = braid::rt::test::BraidRunResult;
+using braid::rt::test::braidRun;
 
 bool exists(const std::string &path) {
   struct stat info;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../plan/PlanBuilder.h"
+#include "../exec/BraidRunProcess.h"
 
 #include "runtime/sim/SimCommand.h"
 
@@ -57,25 +58,8 @@ std::string takeError(std::vector<std::string> args) {
   return "no error";
 }
 
-struct Result {
-  int status;
-  std::string output;
-};
-
-Result braidRun(const std::string &arguments) {
-  std::string command = std::string(BRAID_RUN_PATH) + " " + arguments + " 2>&1";
-  FILE *pipe = ::popen(command.c_str(), "r");
-  Result result{-1, ""};
-  if (!pipe)
-    return result;
-  char buffer[4096];
-  size_t read;
-  while ((read = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    result.output.append(buffer, read);
-  int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using Result = braid::rt::test::BraidRunResult;
+using braid::rt::test::braidRun;
 
 std::string readFile(const std::string &path) {
   std::ifstream file(path);
