@@ -269,7 +269,12 @@ int64_t Lowering::allocate() {
   for (auto &[leaderValue, range] : ranges)
     order.push_back(leaderValue);
   // Persistent classes first, then by start position; ties by first value.
+  // Arguments are not in `values`: rank them first, by argument number, so
+  // that no tie is left to pointer order (plans must be reproducible).
   llvm::DenseMap<Value, int64_t> rankInValues;
+  int64_t numArgs = main.getNumArguments();
+  for (BlockArgument arg : main.getArguments())
+    rankInValues.try_emplace(leader(arg), arg.getArgNumber() - numArgs);
   for (auto [i, v] : llvm::enumerate(values))
     rankInValues.try_emplace(leader(v), i);
   llvm::stable_sort(order, [&](Value a, Value b) {

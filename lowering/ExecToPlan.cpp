@@ -6,6 +6,9 @@
 #include "dialects/braid/BraidDialect.h"
 #include "runtime/plan/Plan.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -229,9 +232,16 @@ LogicalResult mlir::braid::writePlanFile(ModuleOp module,
   pb::Plan plan;
   if (failed(translateExecToPlan(plans.front(), weightsFile, plan)))
     return failure();
+  // Deterministic: attribute maps in key order, so the same IR always gives
+  // the same bytes.
   std::string bytes;
-  if (!plan.SerializeToString(&bytes))
-    return module.emitError("cannot serialize the plan");
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!plan.SerializeToCodedStream(&coded))
+      return module.emitError("cannot serialize the plan");
+  }
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
   if (!out)

@@ -28,77 +28,16 @@ using Clock = std::chrono::steady_clock;
 /// Thrown inside a stream that stops because another one failed.
 struct Aborted {};
 
-enum class StepKind { Kernel, Collective, Record, Wait };
-enum class CollectiveKind {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  Permute,
-  Broadcast
-};
-
-CollectiveKind collectiveKind(const std::string &kind) {
-  if (kind == "all_reduce")
-    return CollectiveKind::AllReduce;
-  if (kind == "all_gather")
-    return CollectiveKind::AllGather;
-  if (kind == "reduce_scatter")
-    return CollectiveKind::ReduceScatter;
-  if (kind == "all_to_all")
-    return CollectiveKind::AllToAll;
-  if (kind == "collective_permute")
-    return CollectiveKind::Permute;
-  return CollectiveKind::Broadcast;
-}
-
-ReduceOp reduceOp(const std::string &reduction) {
-  if (reduction == "max")
-    return ReduceOp::Max;
-  if (reduction == "min")
-    return ReduceOp::Min;
-  if (reduction == "avg")
-    return ReduceOp::Avg;
-  return ReduceOp::Sum;
-}
-
-int64_t product(const std::vector<int64_t> &shape, size_t begin, size_t end) {
-  int64_t count = 1;
-  for (size_t d = begin; d < end; ++d)
-    count *= shape[d];
-  return count;
-}
-
 /// dst[b][a] = src[a][b] for blocks of `chunk` bytes, a < rows, b < columns.
-void transposeBlocks(const void *src, void *dst, int64_t rows, int64_t columns,
-                     size_t chunk) {
+void transposeBlocks(const void *src, void *dst, const BlockTranspose &t) {
   auto *from = static_cast<const char *>(src);
   auto *to = static_cast<char *>(dst);
-  for (int64_t a = 0; a < rows; ++a)
-    for (int64_t b = 0; b < columns; ++b)
-      std::memcpy(to + (b * rows + a) * chunk, from + (a * columns + b) * chunk,
-                  chunk);
+  for (int64_t a = 0; a < t.rows; ++a)
+    for (int64_t b = 0; b < t.columns; ++b)
+      std::memcpy(to + (b * t.rows + a) * t.chunk,
+                  from + (a * t.columns + b) * t.chunk, t.chunk);
 }
 } // namespace
-
-struct Executor::Step {
-  StepKind kind = StepKind::Kernel;
-  /// The op, for errors and traces.
-  std::string name;
-  const std::string *location = nullptr;
-  // Kernel.
-  const KernelInfo *kernel = nullptr;
-  KernelArgs args;
-  // Collective.
-  CollectiveKind collective = CollectiveKind::AllReduce;
-  std::vector<std::string> axes;
-  TensorView in, out;
-  int64_t groupSize = 1;
-  ReduceOp reduction = ReduceOp::Sum;
-  int64_t dim = 0, splitDim = 0, concatDim = 0, shift = 0, root = 0;
-  // Events.
-  uint32_t event = 0;
-};
 
 struct Executor::State {
   std::mutex mutex;
@@ -141,111 +80,18 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
   }
   arena_ = static_cast<uint8_t *>(arena);
 
-  for (const plan::Constant &constant : proto.constants())
-    std::memcpy(arena_ + plan.buffers[constant.buffer()].offset,
-                constant.data().data(), constant.data().size());
-
-  for (const plan::Weight &weight : proto.weights()) {
-    const SafetensorsTensor *tensor =
-        weights ? weights->find(weight.name()) : nullptr;
-    if (!tensor)
-      throw PlanError("weight '" + weight.name() +
-                      "' is not in the weights file given to the executor");
-    const BufferInfo &buffer = plan.buffers[weight.buffer()];
-    DimAxes dimAxes;
-    for (const plan::DimSharding &dim : weight.sharding())
-      dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
-    ShardRegion region = shardRegion(weightBlock(weight), dimAxes, mesh, rank);
-    // The block's offsets are only valid for the full shape it was checked
-    // against.
-    if (region.sizes != buffer.shape || tensor->dtype != buffer.dtype ||
-        !std::equal(tensor->shape.begin(), tensor->shape.end(),
-                    weight.full_shape().begin(), weight.full_shape().end()))
-      throw PlanError("weight '" + weight.name() +
-                      "' in the weights file given to the executor does not "
-                      "match the one the plan was validated against");
-    copyRegion(weights->data(*tensor), tensor->shape, byteSize(buffer.dtype),
-               region, arena_ + buffer.offset);
-  }
+  writeInitialData(plan, mesh, rank, weights,
+                   [this](const BufferInfo &buffer,
+                          const std::function<void(void *)> &fill) {
+                     fill(arena_ + buffer.offset);
+                   });
 
   // Every step's tensors and rank-dependent indices are fixed: compute them
   // once.
-  profile_.rank = rank;
-  steps_.resize(proto.streams_size());
-  state_->scratch.resize(proto.streams_size());
-  profile_.streams.resize(proto.streams_size());
-  for (int s = 0; s < proto.streams_size(); ++s) {
-    const plan::Stream &stream = proto.streams(s);
-    profile_.streams[s].name = stream.name();
-    for (int i = 0; i < stream.instructions_size(); ++i) {
-      const plan::Instruction &instruction = stream.instructions(i);
-      Step step;
-      step.location = &instruction.location();
-      switch (instruction.kind_case()) {
-      case plan::Instruction::kKernel: {
-        const plan::Kernel &kernel = instruction.kernel();
-        step.kind = StepKind::Kernel;
-        step.name = kernel.op();
-        step.kernel = plan.kernels[s][i];
-        step.args.kernel = &kernel;
-        for (uint32_t id : kernel.inputs())
-          step.args.inputs.push_back(buffer(id));
-        for (uint32_t id : kernel.outputs())
-          step.args.outputs.push_back(buffer(id));
-        for (const plan::IndexExpr &index : kernel.indices()) {
-          int64_t value = index.constant();
-          for (int a = 0; a < index.rank_axes_size(); ++a)
-            value += index.rank_coefficients(a) *
-                     mesh.coordinate(rank, index.rank_axes(a));
-          step.args.indices.push_back(value);
-        }
-        step.args.numIndices = kernel.indices_size();
-        break;
-      }
-      case plan::Instruction::kCollective: {
-        const plan::Collective &collective = instruction.collective();
-        step.kind = StepKind::Collective;
-        step.name = collective.kind();
-        step.collective = collectiveKind(collective.kind());
-        step.axes.assign(collective.axes().begin(), collective.axes().end());
-        for (const std::string &axis : step.axes)
-          step.groupSize *=
-              mesh.axisSizes[std::find(mesh.axisNames.begin(),
-                                       mesh.axisNames.end(), axis) -
-                             mesh.axisNames.begin()];
-        step.in = buffer(collective.input());
-        step.out = buffer(collective.output());
-        step.reduction = reduceOp(collective.reduction());
-        step.dim = collective.dim();
-        step.splitDim = collective.split_dim();
-        step.concatDim = collective.concat_dim();
-        step.shift = collective.shift();
-        step.root = collective.root();
-        break;
-      }
-      case plan::Instruction::kRecordEvent:
-        step.kind = StepKind::Record;
-        step.name = "record_event";
-        step.event = instruction.record_event();
-        break;
-      case plan::Instruction::kWaitEvent:
-        step.kind = StepKind::Wait;
-        step.name = "wait_event";
-        step.event = instruction.wait_event();
-        break;
-      case plan::Instruction::KIND_NOT_SET:
-        throw PlanError("an instruction has no kind (the plan was not "
-                        "validated)");
-      }
-      InstructionTiming timing;
-      timing.name = step.name;
-      timing.location = *step.location;
-      timing.busy =
-          step.kind == StepKind::Kernel || step.kind == StepKind::Collective;
-      profile_.streams[s].instructions.push_back(std::move(timing));
-      steps_[s].push_back(std::move(step));
-    }
-  }
+  steps_ = resolvePlanSteps(plan, mesh, rank,
+                            [this](uint32_t id) { return buffer(id); },
+                            profile_);
+  state_->scratch.resize(steps_.size());
 }
 
 Executor::~Executor() {
@@ -263,17 +109,11 @@ TensorView Executor::buffer(uint32_t id) const {
 }
 
 TensorView Executor::input(const std::string &name) const {
-  for (const plan::Binding &binding : plan_.proto.inputs())
-    if (binding.name() == name)
-      return buffer(binding.buffer());
-  throw std::invalid_argument("the plan has no input named '" + name + "'");
+  return buffer(bindingBuffer(plan_, name, /*input=*/true));
 }
 
 TensorView Executor::output(const std::string &name) const {
-  for (const plan::Binding &binding : plan_.proto.outputs())
-    if (binding.name() == name)
-      return buffer(binding.buffer());
-  throw std::invalid_argument("the plan has no output named '" + name + "'");
+  return buffer(bindingBuffer(plan_, name, /*input=*/false));
 }
 
 void Executor::run() {
@@ -311,7 +151,7 @@ void Executor::runStream(size_t stream) {
   for (size_t i = 0; i < steps_[stream].size(); ++i) {
     if (state.failed)
       return;
-    const Step &step = steps_[stream][i];
+    const PlanStep &step = steps_[stream][i];
     timings[i].startNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              Clock::now() - state.start)
                              .count();
@@ -336,15 +176,7 @@ void Executor::runStream(size_t stream) {
 void Executor::reportFailure(size_t stream, size_t index,
                              const std::string &what) {
   State &state = *state_;
-  std::string where = "rank " + std::to_string(comm_.rank());
-  if (stream < steps_.size() && index < steps_[stream].size()) {
-    const Step &step = steps_[stream][index];
-    where += ", stream '" + profile_.streams[stream].name + "', instruction " +
-             std::to_string(index) + " (" + step.name;
-    if (!step.location->empty())
-      where += " at " + *step.location;
-    where += ")";
-  }
+  std::string where = describeStep(comm_.rank(), profile_, steps_, stream, index);
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     if (!state.failed) {
@@ -355,7 +187,7 @@ void Executor::reportFailure(size_t stream, size_t index,
   state.changed.notify_all();
 }
 
-void Executor::execute(size_t stream, const Step &step) {
+void Executor::execute(size_t stream, const PlanStep &step) {
   switch (step.kind) {
   case StepKind::Kernel:
     step.kernel->run(step.args);
@@ -397,24 +229,20 @@ void Executor::waitEvent(uint32_t event) {
         " s waiting for event " + std::to_string(event));
 }
 
-void Executor::runCollective(size_t stream, const Step &step) {
+void Executor::runCollective(size_t stream, const PlanStep &step) {
   const TensorView &in = step.in, &out = step.out;
-  int64_t count = in.numElements();
-  if (count == 0)
+  if (in.numElements() == 0)
     return;
-  size_t element = byteSize(in.dtype);
-  int64_t n = step.groupSize;
+  if (step.collective == CollectiveKind::AllReduce) {
+    comm_.allReduce(step.axes, in.data, out.data, in.numElements(), in.dtype,
+                    step.reduction);
+    return;
+  }
   auto &scratch = state_->scratch[stream];
   auto scratchBuffer = [&](int which, uint64_t bytes) {
     scratch[which].resize(bytes);
     return scratch[which].data();
   };
-
-  if (step.collective == CollectiveKind::AllReduce) {
-    comm_.allReduce(step.axes, in.data, out.data, count, in.dtype,
-                    step.reduction);
-    return;
-  }
   // Communicators other than all-reduce need distinct input and output.
   const void *source = in.data;
   if (in.overlaps(out)) {
@@ -422,71 +250,36 @@ void Executor::runCollective(size_t stream, const Step &step) {
     std::memcpy(copy, in.data, in.numBytes());
     source = copy;
   }
-
+  CollectiveLayout layout = collectiveLayout(step);
+  if (layout.before) {
+    void *packed = scratchBuffer(1, in.numBytes());
+    transposeBlocks(source, packed, *layout.before);
+    source = packed;
+  }
+  void *target = layout.after ? scratchBuffer(2, out.numBytes()) : out.data;
+  int64_t count = layout.count;
   switch (step.collective) {
   case CollectiveKind::AllReduce:
-    return;
-  case CollectiveKind::AllGather: {
-    // Rank-major blocks [member][outer][chunk] become [outer][member][chunk].
-    int64_t outer = product(in.shape, 0, step.dim);
-    if (outer == 1) {
-      comm_.allGather(step.axes, source, out.data, count, in.dtype);
-      return;
-    }
-    void *gathered = scratchBuffer(1, out.numBytes());
-    comm_.allGather(step.axes, source, gathered, count, in.dtype);
-    transposeBlocks(gathered, out.data, n, outer,
-                    static_cast<size_t>(count / outer) * element);
-    return;
-  }
-  case CollectiveKind::ReduceScatter: {
-    // [outer][member][chunk] becomes the communicator's [member][outer][chunk].
-    int64_t outer = product(in.shape, 0, step.dim);
-    int64_t outCount = out.numElements();
-    if (outer == 1) {
-      comm_.reduceScatter(step.axes, source, out.data, outCount, in.dtype,
-                          step.reduction);
-      return;
-    }
-    void *packed = scratchBuffer(1, in.numBytes());
-    transposeBlocks(source, packed, outer, n,
-                    static_cast<size_t>(outCount / outer) * element);
-    comm_.reduceScatter(step.axes, packed, out.data, outCount, in.dtype,
+    break;
+  case CollectiveKind::AllGather:
+    comm_.allGather(step.axes, source, target, count, in.dtype);
+    break;
+  case CollectiveKind::ReduceScatter:
+    comm_.reduceScatter(step.axes, source, target, count, in.dtype,
                         step.reduction);
-    return;
-  }
-  case CollectiveKind::AllToAll: {
-    // Block j (for member j) is slice j along split_dim; the block from
-    // member i becomes slice i along concat_dim.
-    std::vector<int64_t> block = in.shape;
-    block[step.splitDim] /= n;
-    int64_t blockCount = count / n;
-    int64_t outerSplit = product(in.shape, 0, step.splitDim);
-    const void *packed = source;
-    if (outerSplit != 1) {
-      void *buffer = scratchBuffer(1, in.numBytes());
-      transposeBlocks(source, buffer, outerSplit, n,
-                      static_cast<size_t>(blockCount / outerSplit) * element);
-      packed = buffer;
-    }
-    int64_t outerConcat = product(block, 0, step.concatDim);
-    if (outerConcat == 1) {
-      comm_.allToAll(step.axes, packed, out.data, blockCount, in.dtype);
-      return;
-    }
-    void *received = scratchBuffer(2, in.numBytes());
-    comm_.allToAll(step.axes, packed, received, blockCount, in.dtype);
-    transposeBlocks(received, out.data, n, outerConcat,
-                    static_cast<size_t>(blockCount / outerConcat) * element);
-    return;
-  }
+    break;
+  case CollectiveKind::AllToAll:
+    comm_.allToAll(step.axes, source, target, count, in.dtype);
+    break;
   case CollectiveKind::Permute:
-    comm_.permute(step.axes, source, out.data, count, in.dtype, step.shift);
-    return;
+    comm_.permute(step.axes, source, target, count, in.dtype, step.shift);
+    break;
   case CollectiveKind::Broadcast:
-    comm_.broadcast(step.axes, source, out.data, count, in.dtype, step.root);
-    return;
+    comm_.broadcast(step.axes, source, target, count, in.dtype, step.root);
+    break;
   }
+  if (layout.after)
+    transposeBlocks(target, out.data, *layout.after);
 }
 
 } // namespace braid::rt

@@ -26,6 +26,7 @@
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/exec/KernelRegistry.h"
+#include "runtime/exec/PlanSteps.h"
 #include "runtime/exec/RunProfile.h"
 #include "runtime/plan/PlanLoader.h"
 
@@ -79,12 +80,11 @@ public:
   const RunProfile &profile() const { return profile_; }
 
 private:
-  struct Step;
   struct State;
 
   void runStream(size_t stream);
-  void execute(size_t stream, const Step &step);
-  void runCollective(size_t stream, const Step &step);
+  void execute(size_t stream, const PlanStep &step);
+  void runCollective(size_t stream, const PlanStep &step);
   void waitEvent(uint32_t event);
   void recordEvent(uint32_t event);
   void reportFailure(size_t stream, size_t index, const std::string &what);
@@ -94,7 +94,7 @@ private:
   ExecutorOptions options_;
   uint8_t *arena_ = nullptr;
   size_t arenaMapped_ = 0;
-  std::vector<std::vector<Step>> steps_;
+  std::vector<std::vector<PlanStep>> steps_;
   std::unique_ptr<State> state_;
   RunProfile profile_;
 };

@@ -75,6 +75,9 @@ struct KernelArgs {
   std::vector<TensorView> outputs;
   std::vector<int64_t> indices;
   int numIndices = 0;
+  /// The backend's per-stream context while running (the CUDA backend: the
+  /// stream's CudaContext); null for the CPU backend and at load time.
+  void *context = nullptr;
 
   KernelAttrs attrs() const { return KernelAttrs(*kernel); }
   /// The op name, for messages.

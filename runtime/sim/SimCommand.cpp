@@ -21,8 +21,10 @@
 namespace braid::rt {
 
 const char *const kSimUsage =
-    R"(  --backend B         cpu (default: run the plan) or sim (simulate it in
-                      virtual time on --hw; no weights or inputs needed)
+    R"(  --backend B         cpu (default: run the plan on CPUs), cuda (run it on
+                      one GPU per rank, NCCL between ranks) or sim (simulate
+                      it in virtual time on --hw; no weights or inputs
+                      needed)
   --hw PROFILE        sim: a hardware profile, by name (see runtime/profiles:
                       dgx-a100, dgx-h100, h800-node, h200-node, a800-node,
                       rtx4090-pcie, l20-pcie) or a path to a .json profile
@@ -82,8 +84,8 @@ SimFlags takeSimFlags(int &argc, char **argv) {
       value = argv[++i];
     }
     if (flag == "--backend") {
-      if (value != "cpu" && value != "sim")
-        throw std::invalid_argument("--backend must be cpu or sim, got '" +
+      if (value != "cpu" && value != "cuda" && value != "sim")
+        throw std::invalid_argument("--backend must be cpu, cuda or sim, got '" +
                                     value + "'");
       flags.backend = value;
     } else if (flag == "--hw") {

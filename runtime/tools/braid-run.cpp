@@ -8,6 +8,7 @@
 //             [--input NAME=FILE]... [--outputs DIR] [--expected DIR]
 //             [--rtol R] [--atol A] [--trace out.json] [--repeat N]
 //             [--timeout-s S]
+//   braid-run plan.bplan --backend cuda [--cuda-graph] [same options]
 //   braid-run plan.bplan --backend sim --hw PROFILE [--nodes N] [--world N]
 //             [--trace out.json] [--svg out.svg]
 //
@@ -31,6 +32,14 @@
 #include "runtime/comm/MpiCommunicator.h"
 #endif
 
+#ifdef BRAID_RUNTIME_HAS_CUDA
+#include "runtime/cuda/CudaContext.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/CudaExecutor.h"
+#include "runtime/cuda/CudaKernels.h"
+#include <cuda_runtime.h>
+#endif
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -48,7 +57,8 @@ namespace {
 
 const char *kUsage = R"(usage: braid-run PLAN.bplan [options]
 
-Runs a Braid plan on CPUs (one process per rank; use mpirun for more ranks).
+Runs a Braid plan on CPUs, or with --backend cuda on GPUs (one process per
+rank; use mpirun for more ranks).
 
 options:
   --weights FILE      weights (.safetensors); default: PLAN with the
@@ -65,6 +75,8 @@ options:
                       per rank when there are several)
   --repeat N          run N times (default 1); the summary shows each total
   --timeout-s S       longest wait for an event or a collective (default 300)
+  --cuda-graph        cuda: capture the plan into a CUDA graph on the first
+                      run and replay it (one launch per run; no per-op times)
   --help              this text
 exit status: 0 success, 1 outputs differ from --expected, 2 error
 )";
@@ -86,6 +98,7 @@ struct Options {
   std::string trace;
   int repeat = 1;
   double timeoutSeconds = 300;
+  bool cudaGraph = false;
 };
 
 double parseNumber(const std::string &flag, const std::string &text) {
@@ -147,6 +160,10 @@ Options parseOptions(int argc, char **argv) {
       options.timeoutSeconds = parseNumber("--timeout-s", value());
       if (options.timeoutSeconds <= 0 || options.timeoutSeconds > 1e7)
         throw UsageError("--timeout-s needs a positive number of seconds");
+    } else if (flag == "--cuda-graph") {
+      if (inlineValue)
+        throw UsageError("--cuda-graph takes no value");
+      options.cudaGraph = true;
     } else if (flag.rfind("-", 0) == 0)
       throw UsageError("unknown option '" + flag + "' (see --help)");
     else if (options.plan.empty())
@@ -239,16 +256,90 @@ std::vector<HostTensor> readInputs(const Options &options,
   return inputs;
 }
 
-HostTensor readOutput(const Executor &executor, const std::string &name) {
-  TensorView view = executor.output(name);
+/// What braid-run needs of a backend's executor.
+class Runner {
+public:
+  virtual ~Runner() = default;
+  virtual int64_t rank() const = 0;
+  virtual void setInput(const HostTensor &tensor) = 0;
+  virtual void run() = 0;
+  virtual HostTensor output(const std::string &name) const = 0;
+  virtual const RunProfile &profile() const = 0;
+};
+
+HostTensor hostTensor(const std::string &name, const TensorView &view,
+                      const void *bytes) {
   HostTensor tensor;
   tensor.name = name;
   tensor.dtype = view.dtype;
   tensor.shape = view.shape;
-  auto *bytes = static_cast<const uint8_t *>(view.data);
-  tensor.data.assign(bytes, bytes + view.numBytes());
+  auto *begin = static_cast<const uint8_t *>(bytes);
+  tensor.data.assign(begin, begin + view.numBytes());
   return tensor;
 }
+
+class CpuRunner final : public Runner {
+public:
+  CpuRunner(const LoadedPlan &plan, const SafetensorsFile *weights,
+            int64_t ranks, std::chrono::milliseconds timeout, int *argc,
+            char ***argv)
+      : comm_(makeCommunicator(plan.mesh, ranks, argc, argv)) {
+    comm_->setTimeout(timeout);
+    ExecutorOptions options;
+    options.eventTimeout = timeout;
+    executor_ = std::make_unique<Executor>(plan, *comm_, weights, options);
+  }
+  int64_t rank() const override { return comm_->rank(); }
+  void setInput(const HostTensor &tensor) override {
+    std::memcpy(executor_->input(tensor.name).data, tensor.data.data(),
+                tensor.data.size());
+  }
+  void run() override { executor_->run(); }
+  HostTensor output(const std::string &name) const override {
+    TensorView view = executor_->output(name);
+    return hostTensor(name, view, view.data);
+  }
+  const RunProfile &profile() const override { return executor_->profile(); }
+
+private:
+  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<Executor> executor_;
+};
+
+#ifdef BRAID_RUNTIME_HAS_CUDA
+class CudaRunner final : public Runner {
+public:
+  CudaRunner(const LoadedPlan &plan, const SafetensorsFile *weights,
+             int64_t ranks, std::chrono::milliseconds timeout, bool graph,
+             int *argc, char ***argv) {
+    int count = 0;
+    cuda::check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    cuda::check(cudaSetDevice(cuda::deviceForLocalRank(count)),
+                "cudaSetDevice");
+    comm_ = cuda::makeCudaCommunicator(plan.mesh, ranks, argc, argv);
+    comm_->setTimeout(timeout);
+    cuda::CudaExecutorOptions options;
+    options.timeout = timeout;
+    options.graph = graph;
+    executor_ =
+        std::make_unique<cuda::CudaExecutor>(plan, *comm_, weights, options);
+  }
+  int64_t rank() const override { return comm_->rank(); }
+  void setInput(const HostTensor &tensor) override {
+    executor_->setInput(tensor.name, tensor.data.data(), tensor.data.size());
+  }
+  void run() override { executor_->run(); }
+  HostTensor output(const std::string &name) const override {
+    std::vector<uint8_t> bytes = executor_->readOutput(name);
+    return hostTensor(name, executor_->output(name), bytes.data());
+  }
+  const RunProfile &profile() const override { return executor_->profile(); }
+
+private:
+  std::unique_ptr<cuda::CudaCommunicator> comm_;
+  std::unique_ptr<cuda::CudaExecutor> executor_;
+};
+#endif
 
 /// Compares outputs with DIR/output_N.pb; prints one line per output and
 /// returns whether all pass.
@@ -358,38 +449,59 @@ int run(int argc, char **argv) {
   if (!weightsPath.empty())
     weights = SafetensorsFile::open(weightsPath);
 
+  bool useCuda = sim.backend == "cuda";
+  if (options.cudaGraph && !useCuda)
+    throw UsageError("--cuda-graph needs --backend cuda");
+#ifdef BRAID_RUNTIME_HAS_CUDA
+  if (useCuda) {
+    std::string missing = cuda::cudaUnavailableReason();
+    if (!missing.empty())
+      throw UsageError("--backend cuda: " + missing);
+  }
+#else
+  if (useCuda)
+    throw UsageError("--backend cuda: this braid-run was built without the "
+                     "CUDA backend (no CUDA toolkit when it was configured; "
+                     "configure with nvcc on PATH)");
+#endif
+
   int64_t ranks = launchedRanks();
   LoadOptions loadOptions;
   loadOptions.kernels = &cpuKernels();
+#ifdef BRAID_RUNTIME_HAS_CUDA
+  if (useCuda)
+    loadOptions.kernels = &cuda::cudaKernels();
+#endif
   loadOptions.worldSize = ranks;
   loadOptions.weights = weights ? &*weights : nullptr;
   LoadedPlan plan = loadPlanFile(options.plan, loadOptions);
 
-  std::unique_ptr<Communicator> comm =
-      makeCommunicator(plan.mesh, ranks, &argc, &argv);
   auto timeout = std::chrono::milliseconds(
       static_cast<int64_t>(options.timeoutSeconds * 1000));
-  comm->setTimeout(timeout);
-  int64_t rank = comm->rank();
+  std::unique_ptr<Runner> runner;
+#ifdef BRAID_RUNTIME_HAS_CUDA
+  if (useCuda)
+    runner = std::make_unique<CudaRunner>(plan, weights ? &*weights : nullptr,
+                                          ranks, timeout, options.cudaGraph,
+                                          &argc, &argv);
+#endif
+  if (!runner)
+    runner = std::make_unique<CpuRunner>(plan, weights ? &*weights : nullptr,
+                                         ranks, timeout, &argc, &argv);
+  int64_t rank = runner->rank();
   std::string prefix = ranks > 1 ? "[rank " + std::to_string(rank) + "] " : "";
-
-  ExecutorOptions executorOptions;
-  executorOptions.eventTimeout = timeout;
-  Executor executor(plan, *comm, weights ? &*weights : nullptr,
-                    executorOptions);
   std::vector<HostTensor> inputs = readInputs(options, plan);
 
   std::vector<int64_t> totals;
   for (int r = 0; r < options.repeat; ++r) {
     // Inputs go in before every run: the memory plan may reuse their bytes.
     for (const HostTensor &input : inputs)
-      std::memcpy(executor.input(input.name).data, input.data.data(),
-                  input.data.size());
-    executor.run();
-    totals.push_back(executor.profile().totalNs);
+      runner->setInput(input);
+    runner->run();
+    totals.push_back(runner->profile().totalNs);
   }
 
-  std::cout << executor.profile().summary();
+  std::cout << runner->profile().summary();
   if (options.repeat > 1) {
     std::cout << "  totals over " << options.repeat << " runs (ms):";
     for (int64_t total : totals)
@@ -399,14 +511,14 @@ int run(int argc, char **argv) {
   if (!options.trace.empty()) {
     std::string path = tracePath(options.trace, rank, ranks);
     std::ofstream trace(path);
-    executor.profile().writeChromeTrace(trace);
+    runner->profile().writeChromeTrace(trace);
     if (!trace)
       throw UsageError("cannot write the trace '" + path + "'");
   }
 
   std::vector<HostTensor> outputs;
   for (const auto &binding : plan.proto.outputs())
-    outputs.push_back(readOutput(executor, binding.name()));
+    outputs.push_back(runner->output(binding.name()));
   if (!options.outputsDir.empty() && rank == 0) {
     // The folder is made if missing (one level, like mkdir).
     if (::mkdir(options.outputsDir.c_str(), 0777) != 0 && errno != EEXIST)

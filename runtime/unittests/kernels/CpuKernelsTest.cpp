@@ -19,6 +19,7 @@
 #include "runtime/plan/PlanError.h"
 #include "runtime/reference/ReferenceKernels.h"
 
+#include "../kernels/RandomTensors.h"
 #include "../plan/PlanBuilder.h"
 
 #include <gmock/gmock.h>
@@ -39,35 +40,6 @@ namespace {
 /// The largest relative error allowed for f32 results, measured against the
 /// largest magnitude of the reference result.
 constexpr double kF32Tolerance = 1e-5;
-
-std::mt19937 &generator() {
-  static std::mt19937 random(1234);
-  return random;
-}
-
-int64_t count(const Shape &shape) {
-  int64_t n = 1;
-  for (int64_t size : shape)
-    n *= size;
-  return n;
-}
-
-/// Uniform in [lo, hi), rounded to `dtype`.
-Tensor randomFloats(DType dtype, Shape shape, double lo = -1, double hi = 1) {
-  std::uniform_real_distribution<double> uniform(lo, hi);
-  std::vector<double> values(count(shape));
-  for (double &value : values)
-    value = uniform(generator());
-  return Tensor::ofFloats(dtype, std::move(shape), std::move(values));
-}
-
-Tensor randomInts(DType dtype, Shape shape, int64_t lo, int64_t hi) {
-  std::uniform_int_distribution<int64_t> uniform(lo, hi);
-  std::vector<int64_t> values(count(shape));
-  for (int64_t &value : values)
-    value = uniform(generator());
-  return Tensor::ofInts(dtype, std::move(shape), std::move(values));
-}
 
 /// One kernel call: the op, its attributes and indices, inputs and the
 /// dtype and shape of each output.

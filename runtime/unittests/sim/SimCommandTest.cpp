@@ -91,7 +91,7 @@ TEST(SimCommandTest, TakesItsFlags) {
 
 TEST(SimCommandTest, RejectsBadFlags) {
   EXPECT_THAT(takeError({"p", "--backend", "gpu"}),
-              HasSubstr("--backend must be cpu or sim, got 'gpu'"));
+              HasSubstr("--backend must be cpu, cuda or sim, got 'gpu'"));
   EXPECT_THAT(takeError({"p", "--hw", "dgx-h100"}),
               HasSubstr("need --backend sim"));
   EXPECT_THAT(takeError({"p", "--backend", "sim"}),

@@ -1,0 +1,121 @@
+//===- Elementwise.cu - the elementwise CUDA kernels ----------------------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Run functions of the unary, binary, compare, select and cast ops. The
+// index math and the choice of kernel variant live in ElementwiseOps.cuh
+// (shared with the host unit tests); here each op reads its attributes as
+// CpuKernels.cpp does and hands a launcher to the drivers there. Unbroadcast
+// operands take the 16-byte-pack path, which is what keeps these kernels at
+// memory bandwidth.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/kernels/ElementwiseOps.cuh"
+#include "runtime/cuda/kernels/KernelTables.h"
+
+#include <string>
+
+namespace braid::rt::cuda {
+
+namespace {
+
+using ew::Binary;
+using ew::Compare;
+using ew::Unary;
+
+/// A launcher for the drivers: every functor runs with launchPointwise on
+/// the context's stream.
+struct DeviceLaunch {
+  const CudaContext &ctx;
+  const char *name;
+
+  template <typename F> void operator()(const F &functor, int64_t n) const {
+    launchPointwise(functor, n, ctx, name);
+  }
+};
+
+template <Unary K> void runUnaryFloat(const KernelArgs &args) {
+  const std::string &op = args.op();
+  ew::runUnaryFloat<K>(args.inputs[0], args.outputs[0], op.c_str(),
+                       DeviceLaunch{contextOf(args), op.c_str()});
+}
+
+template <Unary K> void runUnaryAny(const KernelArgs &args) {
+  const std::string &op = args.op();
+  ew::runUnaryAny<K>(args.inputs[0], args.outputs[0], op.c_str(),
+                     DeviceLaunch{contextOf(args), op.c_str()});
+}
+
+void runGelu(const KernelArgs &args) {
+  if (args.attrs().getBool("tanh"))
+    runUnaryFloat<Unary::GeluTanh>(args);
+  else
+    runUnaryFloat<Unary::Gelu>(args);
+}
+
+template <Binary K> void runBinary(const KernelArgs &args) {
+  const std::string &op = args.op();
+  ew::runBinary<K>(args.inputs[0], args.inputs[1], args.outputs[0], op.c_str(),
+                   DeviceLaunch{contextOf(args), op.c_str()});
+}
+
+/// The attribute `kind` as CpuKernels.cpp reads it (the check already
+/// rejected other spellings).
+Compare compareKind(const KernelArgs &args) {
+  const std::string &kind = args.attrs().getString("kind");
+  static const std::pair<const char *, Compare> kinds[] = {
+      {"eq", Compare::EQ}, {"ne", Compare::NE}, {"lt", Compare::LT},
+      {"le", Compare::LE}, {"gt", Compare::GT}, {"ge", Compare::GE}};
+  for (const auto &[name, value] : kinds)
+    if (kind == name)
+      return value;
+  throw CudaError("compare: kind '" + kind +
+                  "' is not one of eq, ne, lt, le, gt, ge");
+}
+
+void runCompare(const KernelArgs &args) {
+  ew::runCompare(compareKind(args), args.inputs[0], args.inputs[1],
+                 args.outputs[0], DeviceLaunch{contextOf(args), "compare"});
+}
+
+void runSelect(const KernelArgs &args) {
+  ew::runSelect(args.inputs[0], args.inputs[1], args.inputs[2], args.outputs[0],
+                DeviceLaunch{contextOf(args), "select"});
+}
+
+void runCast(const KernelArgs &args) {
+  ew::runCast(args.inputs[0], args.outputs[0],
+              DeviceLaunch{contextOf(args), "cast"});
+}
+
+} // namespace
+
+void addElementwiseKernels(KernelTable &table) {
+  table["neg"] = runUnaryAny<Unary::Neg>;
+  table["exp"] = runUnaryFloat<Unary::Exp>;
+  table["log"] = runUnaryFloat<Unary::Log>;
+  table["sqrt"] = runUnaryFloat<Unary::Sqrt>;
+  table["rsqrt"] = runUnaryFloat<Unary::Rsqrt>;
+  table["tanh"] = runUnaryFloat<Unary::Tanh>;
+  table["erf"] = runUnaryFloat<Unary::Erf>;
+  table["sigmoid"] = runUnaryFloat<Unary::Sigmoid>;
+  table["silu"] = runUnaryFloat<Unary::Silu>;
+  table["relu"] = runUnaryAny<Unary::Relu>;
+  table["gelu"] = runGelu;
+
+  table["add"] = runBinary<Binary::Add>;
+  table["sub"] = runBinary<Binary::Sub>;
+  table["mul"] = runBinary<Binary::Mul>;
+  table["div"] = runBinary<Binary::Div>;
+  table["pow"] = runBinary<Binary::Pow>;
+  table["max"] = runBinary<Binary::Max>;
+  table["min"] = runBinary<Binary::Min>;
+  table["compare"] = runCompare;
+  table["select"] = runSelect;
+  table["cast"] = runCast;
+}
+
+} // namespace braid::rt::cuda

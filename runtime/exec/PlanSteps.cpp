@@ -1,0 +1,249 @@
+//===- PlanSteps.cpp - a plan's instructions, resolved for one rank -------===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/PlanSteps.h"
+
+#include "runtime/plan/PlanError.h"
+#include "runtime/weights/Safetensors.h"
+#include "runtime/weights/WeightSharding.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace braid::rt {
+namespace {
+
+CollectiveKind collectiveKind(const std::string &kind) {
+  if (kind == "all_reduce")
+    return CollectiveKind::AllReduce;
+  if (kind == "all_gather")
+    return CollectiveKind::AllGather;
+  if (kind == "reduce_scatter")
+    return CollectiveKind::ReduceScatter;
+  if (kind == "all_to_all")
+    return CollectiveKind::AllToAll;
+  if (kind == "collective_permute")
+    return CollectiveKind::Permute;
+  return CollectiveKind::Broadcast;
+}
+
+ReduceOp reduceOp(const std::string &reduction) {
+  if (reduction == "max")
+    return ReduceOp::Max;
+  if (reduction == "min")
+    return ReduceOp::Min;
+  if (reduction == "avg")
+    return ReduceOp::Avg;
+  return ReduceOp::Sum;
+}
+
+int64_t product(const std::vector<int64_t> &shape, size_t begin, size_t end) {
+  int64_t count = 1;
+  for (size_t d = begin; d < end; ++d)
+    count *= shape[d];
+  return count;
+}
+
+} // namespace
+
+CollectiveLayout collectiveLayout(const PlanStep &step) {
+  const TensorView &in = step.in, &out = step.out;
+  CollectiveLayout layout;
+  layout.count = in.numElements();
+  size_t element = byteSize(in.dtype);
+  int64_t n = step.groupSize;
+  switch (step.collective) {
+  case CollectiveKind::AllGather: {
+    // Rank-major blocks [member][outer][chunk] become [outer][member][chunk].
+    int64_t outer = product(in.shape, 0, step.dim);
+    if (outer != 1 && layout.count != 0)
+      layout.after = BlockTranspose{
+          n, outer, static_cast<size_t>(layout.count / outer) * element};
+    break;
+  }
+  case CollectiveKind::ReduceScatter: {
+    // [outer][member][chunk] becomes the communicator's [member][outer][chunk].
+    int64_t outer = product(in.shape, 0, step.dim);
+    layout.count = out.numElements();
+    if (outer != 1 && layout.count != 0)
+      layout.before = BlockTranspose{
+          outer, n, static_cast<size_t>(layout.count / outer) * element};
+    break;
+  }
+  case CollectiveKind::AllToAll: {
+    // Block j (for member j) is slice j along split_dim; the block from
+    // member i becomes slice i along concat_dim.
+    std::vector<int64_t> block = in.shape;
+    block[step.splitDim] /= n;
+    int64_t blockCount = layout.count / n;
+    layout.count = blockCount;
+    if (blockCount == 0)
+      break;
+    int64_t outerSplit = product(in.shape, 0, step.splitDim);
+    if (outerSplit != 1)
+      layout.before = BlockTranspose{
+          outerSplit, n,
+          static_cast<size_t>(blockCount / outerSplit) * element};
+    int64_t outerConcat = product(block, 0, step.concatDim);
+    if (outerConcat != 1)
+      layout.after = BlockTranspose{
+          n, outerConcat,
+          static_cast<size_t>(blockCount / outerConcat) * element};
+    break;
+  }
+  default:
+    break;
+  }
+  return layout;
+}
+
+std::vector<std::vector<PlanStep>>
+resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
+                 const std::function<TensorView(uint32_t)> &buffer,
+                 RunProfile &profile) {
+  const plan::Plan &proto = plan.proto;
+  std::vector<std::vector<PlanStep>> steps(proto.streams_size());
+  profile.rank = rank;
+  profile.streams.assign(proto.streams_size(), StreamTiming());
+  for (int s = 0; s < proto.streams_size(); ++s) {
+    const plan::Stream &stream = proto.streams(s);
+    profile.streams[s].name = stream.name();
+    for (int i = 0; i < stream.instructions_size(); ++i) {
+      const plan::Instruction &instruction = stream.instructions(i);
+      PlanStep step;
+      step.location = &instruction.location();
+      switch (instruction.kind_case()) {
+      case plan::Instruction::kKernel: {
+        const plan::Kernel &kernel = instruction.kernel();
+        step.kind = StepKind::Kernel;
+        step.name = kernel.op();
+        step.kernel = plan.kernels[s][i];
+        step.args.kernel = &kernel;
+        for (uint32_t id : kernel.inputs())
+          step.args.inputs.push_back(buffer(id));
+        for (uint32_t id : kernel.outputs())
+          step.args.outputs.push_back(buffer(id));
+        for (const plan::IndexExpr &index : kernel.indices()) {
+          int64_t value = index.constant();
+          for (int a = 0; a < index.rank_axes_size(); ++a)
+            value += index.rank_coefficients(a) *
+                     mesh.coordinate(rank, index.rank_axes(a));
+          step.args.indices.push_back(value);
+        }
+        step.args.numIndices = kernel.indices_size();
+        break;
+      }
+      case plan::Instruction::kCollective: {
+        const plan::Collective &collective = instruction.collective();
+        step.kind = StepKind::Collective;
+        step.name = collective.kind();
+        step.collective = collectiveKind(collective.kind());
+        step.axes.assign(collective.axes().begin(), collective.axes().end());
+        for (const std::string &axis : step.axes)
+          step.groupSize *=
+              mesh.axisSizes[std::find(mesh.axisNames.begin(),
+                                       mesh.axisNames.end(), axis) -
+                             mesh.axisNames.begin()];
+        step.in = buffer(collective.input());
+        step.out = buffer(collective.output());
+        step.reduction = reduceOp(collective.reduction());
+        step.dim = collective.dim();
+        step.splitDim = collective.split_dim();
+        step.concatDim = collective.concat_dim();
+        step.shift = collective.shift();
+        step.root = collective.root();
+        break;
+      }
+      case plan::Instruction::kRecordEvent:
+        step.kind = StepKind::Record;
+        step.name = "record_event";
+        step.event = instruction.record_event();
+        break;
+      case plan::Instruction::kWaitEvent:
+        step.kind = StepKind::Wait;
+        step.name = "wait_event";
+        step.event = instruction.wait_event();
+        break;
+      case plan::Instruction::KIND_NOT_SET:
+        throw PlanError("an instruction has no kind (the plan was not "
+                        "validated)");
+      }
+      InstructionTiming timing;
+      timing.name = step.name;
+      timing.location = *step.location;
+      timing.busy =
+          step.kind == StepKind::Kernel || step.kind == StepKind::Collective;
+      profile.streams[s].instructions.push_back(std::move(timing));
+      steps[s].push_back(std::move(step));
+    }
+  }
+  return steps;
+}
+
+void writeInitialData(
+    const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
+    const SafetensorsFile *weights,
+    const std::function<void(const BufferInfo &,
+                             const std::function<void(void *)> &)> &sink) {
+  const plan::Plan &proto = plan.proto;
+  for (const plan::Constant &constant : proto.constants())
+    sink(plan.buffers[constant.buffer()], [&](void *target) {
+      std::memcpy(target, constant.data().data(), constant.data().size());
+    });
+
+  for (const plan::Weight &weight : proto.weights()) {
+    const SafetensorsTensor *tensor =
+        weights ? weights->find(weight.name()) : nullptr;
+    if (!tensor)
+      throw PlanError("weight '" + weight.name() +
+                      "' is not in the weights file given to the executor");
+    const BufferInfo &buffer = plan.buffers[weight.buffer()];
+    DimAxes dimAxes;
+    for (const plan::DimSharding &dim : weight.sharding())
+      dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
+    ShardRegion region = shardRegion(weightBlock(weight), dimAxes, mesh, rank);
+    // The block's offsets are only valid for the full shape it was checked
+    // against.
+    if (region.sizes != buffer.shape || tensor->dtype != buffer.dtype ||
+        !std::equal(tensor->shape.begin(), tensor->shape.end(),
+                    weight.full_shape().begin(), weight.full_shape().end()))
+      throw PlanError("weight '" + weight.name() +
+                      "' in the weights file given to the executor does not "
+                      "match the one the plan was validated against");
+    sink(buffer, [&](void *target) {
+      copyRegion(weights->data(*tensor), tensor->shape,
+                 byteSize(buffer.dtype), region, target);
+    });
+  }
+}
+
+uint32_t bindingBuffer(const LoadedPlan &plan, const std::string &name,
+                       bool input) {
+  const auto &bindings = input ? plan.proto.inputs() : plan.proto.outputs();
+  for (const plan::Binding &binding : bindings)
+    if (binding.name() == name)
+      return binding.buffer();
+  throw std::invalid_argument(std::string("the plan has no ") +
+                              (input ? "input" : "output") + " named '" +
+                              name + "'");
+}
+
+std::string describeStep(int64_t rank, const RunProfile &profile,
+                         const std::vector<std::vector<PlanStep>> &steps,
+                         size_t stream, size_t index) {
+  std::string where = "rank " + std::to_string(rank);
+  if (stream < steps.size() && index < steps[stream].size()) {
+    const PlanStep &step = steps[stream][index];
+    where += ", stream '" + profile.streams[stream].name + "', instruction " +
+             std::to_string(index) + " (" + step.name;
+    if (!step.location->empty())
+      where += " at " + *step.location;
+    where += ")";
+  }
+  return where;
+}
+
+} // namespace braid::rt

@@ -1,0 +1,111 @@
+//===- PlanSteps.h - a plan's instructions, resolved for one rank -*- C++ -*-===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What every executor (CPU threads, CUDA streams) needs from a validated
+// plan before it runs: per stream, each instruction with its tensors bound
+// to the arena, its rank-dependent indices evaluated, its collective's group
+// size, and the block layout a collective needs around the communicator's
+// rank-major flat buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_RUNTIME_EXEC_PLANSTEPS_H
+#define BRAID_RUNTIME_EXEC_PLANSTEPS_H
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/exec/KernelRegistry.h"
+#include "runtime/exec/RunProfile.h"
+#include "runtime/plan/PlanLoader.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace braid::rt {
+
+class SafetensorsFile;
+
+enum class StepKind { Kernel, Collective, Record, Wait };
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Permute,
+  Broadcast
+};
+
+struct PlanStep {
+  StepKind kind = StepKind::Kernel;
+  /// The op, for errors and traces.
+  std::string name;
+  const std::string *location = nullptr;
+  // Kernel.
+  const KernelInfo *kernel = nullptr;
+  KernelArgs args;
+  // Collective.
+  CollectiveKind collective = CollectiveKind::AllReduce;
+  std::vector<std::string> axes;
+  TensorView in, out;
+  int64_t groupSize = 1;
+  ReduceOp reduction = ReduceOp::Sum;
+  int64_t dim = 0, splitDim = 0, concatDim = 0, shift = 0, root = 0;
+  // Events.
+  uint32_t event = 0;
+};
+
+/// dst[b][a] = src[a][b] for blocks of `chunk` bytes, a < rows, b < columns.
+struct BlockTranspose {
+  int64_t rows = 0, columns = 0;
+  size_t chunk = 0;
+};
+
+/// How a collective maps onto the Communicator's flat call: rearrange the
+/// input (`before`), call with `count` elements per block, rearrange the
+/// result (`after`).
+struct CollectiveLayout {
+  int64_t count = 0;
+  std::optional<BlockTranspose> before, after;
+};
+
+/// The layout of a collective step (all_gather, reduce_scatter, all_to_all
+/// may need rearranging; the others never do).
+CollectiveLayout collectiveLayout(const PlanStep &step);
+
+/// Resolves every instruction of `plan` for `rank`; `buffer(id)` gives the
+/// arena view of a buffer. Also fills `profile` with one timing entry per
+/// instruction.
+std::vector<std::vector<PlanStep>>
+resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
+                 const std::function<TensorView(uint32_t)> &buffer,
+                 RunProfile &profile);
+
+/// Writes the plan's constants and this rank's slice of every weight:
+/// `sink(buffer, fill)` provides host memory for the buffer, calls fill on it
+/// (which writes buffer.bytes bytes) and puts it in place. Throws PlanError
+/// when `weights` lacks a weight or holds another one than the plan was
+/// validated against.
+void writeInitialData(
+    const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
+    const SafetensorsFile *weights,
+    const std::function<void(const BufferInfo &,
+                             const std::function<void(void *)> &)> &sink);
+
+/// The buffer of the input (or output) binding `name`; throws
+/// std::invalid_argument for an unknown name.
+uint32_t bindingBuffer(const LoadedPlan &plan, const std::string &name,
+                       bool input);
+
+/// "rank R, stream 'S', instruction I (op at loc)": the position of a step
+/// for error messages.
+std::string describeStep(int64_t rank, const RunProfile &profile,
+                         const std::vector<std::vector<PlanStep>> &steps,
+                         size_t stream, size_t index);
+
+} // namespace braid::rt
+
+#endif // BRAID_RUNTIME_EXEC_PLANSTEPS_H
