@@ -145,6 +145,18 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
     steps_ = resolvePlanSteps(plan, mesh, rank,
                               [this](uint32_t id) { return buffer(id); },
                               profile_);
+    IssueOrder order = issueOrder(steps_, proto.num_events());
+    if (order.blocked)
+      throw PlanError(describeStep(rank, profile_, steps_,
+                                   order.blocked->first,
+                                   order.blocked->second) +
+                      ": waits for event " +
+                      std::to_string(
+                          steps_[order.blocked->first][order.blocked->second]
+                              .event) +
+                      ", which no stream records before it (the streams "
+                      "would deadlock)");
+    order_ = std::move(order.steps);
 
     // One stream, cuBLAS handle pair and workspace per plan stream.
     Streams &s = *streams_;
@@ -357,37 +369,8 @@ void CudaExecutor::enqueue(size_t stream, size_t index) {
 }
 
 void CudaExecutor::enqueueAll() {
-  // Advance every stream as far as it can; a wait may be enqueued only once
-  // its event's record is.
-  std::vector<size_t> next(steps_.size(), 0);
-  std::vector<char> recorded(plan_.proto.num_events(), 0);
-  size_t remaining = 0;
-  for (const auto &stream : steps_)
-    remaining += stream.size();
-  while (remaining > 0) {
-    bool progressed = false;
-    for (size_t s = 0; s < steps_.size(); ++s) {
-      while (next[s] < steps_[s].size()) {
-        const PlanStep &step = steps_[s][next[s]];
-        if (step.kind == StepKind::Wait && !recorded[step.event])
-          break;
-        enqueue(s, next[s]);
-        if (step.kind == StepKind::Record)
-          recorded[step.event] = 1;
-        ++next[s];
-        --remaining;
-        progressed = true;
-      }
-    }
-    if (!progressed) {
-      for (size_t s = 0; s < steps_.size(); ++s)
-        if (next[s] < steps_[s].size())
-          fail(s, next[s],
-               "waits for event " + std::to_string(steps_[s][next[s]].event) +
-                   ", which no stream records before it (the streams "
-                   "deadlock)");
-    }
-  }
+  for (const auto &[stream, index] : order_)
+    enqueue(stream, index);
 }
 
 void CudaExecutor::waitForCompletion() {

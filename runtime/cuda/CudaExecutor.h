@@ -97,6 +97,8 @@ private:
   CudaExecutorOptions options_;
   uint8_t *arena_ = nullptr;
   std::vector<std::vector<PlanStep>> steps_;
+  /// The order the host issues (stream, step) in: issueOrder's.
+  std::vector<std::pair<size_t, size_t>> order_;
   std::unique_ptr<Streams> streams_;
   RunProfile profile_;
 };

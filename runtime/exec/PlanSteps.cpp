@@ -220,6 +220,43 @@ void writeInitialData(
   }
 }
 
+IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
+                      uint32_t numEvents) {
+  IssueOrder order;
+  std::vector<size_t> next(steps.size(), 0);
+  std::vector<char> recorded(numEvents, 0);
+  size_t remaining = 0;
+  for (const auto &stream : steps)
+    remaining += stream.size();
+  order.steps.reserve(remaining);
+  while (remaining > 0) {
+    bool progressed = false;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      while (next[s] < steps[s].size()) {
+        const PlanStep &step = steps[s][next[s]];
+        if (step.kind == StepKind::Wait &&
+            (step.event >= numEvents || !recorded[step.event]))
+          break;
+        order.steps.emplace_back(s, next[s]);
+        if (step.kind == StepKind::Record && step.event < numEvents)
+          recorded[step.event] = 1;
+        ++next[s];
+        --remaining;
+        progressed = true;
+      }
+    }
+    if (!progressed) {
+      for (size_t s = 0; s < steps.size(); ++s)
+        if (next[s] < steps[s].size()) {
+          order.blocked = std::make_pair(s, next[s]);
+          break;
+        }
+      break;
+    }
+  }
+  return order;
+}
+
 uint32_t bindingBuffer(const LoadedPlan &plan, const std::string &name,
                        bool input) {
   const auto &bindings = input ? plan.proto.inputs() : plan.proto.outputs();

@@ -95,6 +95,19 @@ void writeInitialData(
     const std::function<void(const BufferInfo &,
                              const std::function<void(void *)> &)> &sink);
 
+/// An order in which one thread can issue every step of every stream to
+/// queues that run in order (CUDA streams): each wait comes after the record
+/// of its event. Streams are advanced round-robin, each as far as it goes.
+struct IssueOrder {
+  /// (stream, index) pairs.
+  std::vector<std::pair<size_t, size_t>> steps;
+  /// Set when some wait can never be issued (its event is recorded by no
+  /// step that can run before it): the first such step.
+  std::optional<std::pair<size_t, size_t>> blocked;
+};
+IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
+                      uint32_t numEvents);
+
 /// The buffer of the input (or output) binding `name`; throws
 /// std::invalid_argument for an unknown name.
 uint32_t bindingBuffer(const LoadedPlan &plan, const std::string &name,
