@@ -382,35 +382,15 @@ public:
     }
     cuda::check(cudaSetDevice(0), "cudaSetDevice(0)");
     info_ = cuda::deviceInfo(0);
-    cuda::check(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking),
-                "cudaStreamCreateWithFlags");
-    cuda::check(cublasCreate(&ctx_.cublas), "cublasCreate");
-    cuda::check(cublasLtCreate(&ctx_.cublasLt), "cublasLtCreate");
     // The CudaExecutor's default workspace.
-    ctx_.workspaceBytes = cuda::CudaExecutorOptions().workspaceBytes;
-    cuda::check(cudaMalloc(&ctx_.workspace, ctx_.workspaceBytes),
-                "cudaMalloc (workspace)");
-    cuda::check(cublasSetStream(ctx_.cublas, ctx_.stream), "cublasSetStream");
-    cuda::check(
-        cublasSetWorkspace(ctx_.cublas, ctx_.workspace, ctx_.workspaceBytes),
-        "cublasSetWorkspace");
-    ctx_.device = 0;
-    ctx_.smCount = info_.smCount;
-    ctx_.maxSharedPerBlock = info_.maxSharedPerBlockOptin;
+    cuda::createContext(ctx_, cuda::CudaExecutorOptions().workspaceBytes);
   }
 
   ~Bench() {
     if (gCheckOnly)
       return;
     (void)cudaDeviceSynchronize();
-    if (ctx_.cublasLt)
-      cublasLtDestroy(ctx_.cublasLt);
-    if (ctx_.cublas)
-      cublasDestroy(ctx_.cublas);
-    if (ctx_.workspace)
-      (void)cudaFree(ctx_.workspace);
-    if (ctx_.stream)
-      (void)cudaStreamDestroy(ctx_.stream);
+    cuda::destroyContext(ctx_);
   }
 
   Bench(const Bench &) = delete;
@@ -614,25 +594,12 @@ private:
     return args;
   }
 
-  static cudaDataType_t cudaType(DType dtype) {
-    switch (dtype) {
-    case DType::F32:
-      return CUDA_R_32F;
-    case DType::F16:
-      return CUDA_R_16F;
-    case DType::BF16:
-      return CUDA_R_16BF;
-    default:
-      throw std::invalid_argument("no cuBLAS type for " + typeName(dtype));
-    }
-  }
-
   /// Row-major C[m, n] = A[m, k] B[k, n] through cublasGemmEx: the column-
   /// major C^T = B^T A^T, as the matmul kernel issues it.
   void cublasGemm(DType dtype, int64_t m, int64_t n, int64_t k, const void *a,
                   const void *b, void *c) const {
     static const float one = 1.f, zero = 0.f;
-    cudaDataType_t type = cudaType(dtype);
+    cudaDataType_t type = cuda::cublasDataType(dtype);
     cuda::check(cublasSetStream(ctx_.cublas, ctx_.stream), "cublasSetStream");
     cuda::check(cublasGemmEx(ctx_.cublas, CUBLAS_OP_N, CUBLAS_OP_N,
                              static_cast<int>(n), static_cast<int>(m),
