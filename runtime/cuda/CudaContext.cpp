@@ -24,7 +24,6 @@ void createContext(CudaContext &ctx, size_t workspaceBytes) {
   check(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking),
         "cudaStreamCreateWithFlags");
   check(cublasCreate(&ctx.cublas), "cublasCreate");
-  check(cublasLtCreate(&ctx.cublasLt), "cublasLtCreate");
   ctx.workspaceBytes = workspaceBytes;
   check(cudaMalloc(&ctx.workspace, workspaceBytes),
         "cudaMalloc (stream workspace)");
@@ -35,8 +34,6 @@ void createContext(CudaContext &ctx, size_t workspaceBytes) {
 }
 
 void destroyContext(CudaContext &ctx) {
-  if (ctx.cublasLt)
-    cublasLtDestroy(ctx.cublasLt);
   if (ctx.cublas)
     cublasDestroy(ctx.cublas);
   if (ctx.workspace)

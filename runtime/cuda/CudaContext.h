@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The CUDA backend gives every plan stream one CudaContext: its CUDA stream,
-// its own cuBLAS / cuBLASLt handles and workspace (two streams never share a
+// its own cuBLAS handle and workspace (two streams never share a
 // workspace, so their GEMMs may overlap), and the device's properties. A
 // kernel finds it in KernelArgs::context. Every CUDA, cuBLAS and NCCL status
 // is checked; a failure throws CudaError naming the call.
@@ -17,7 +17,6 @@
 
 #include "runtime/exec/KernelRegistry.h"
 
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -36,8 +35,7 @@ public:
 struct CudaContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
-  cublasLtHandle_t cublasLt = nullptr;
-  /// Device scratch for cuBLAS(Lt) and for kernels that need a little
+  /// Device scratch for cuBLAS and for kernels that need a little
   /// (attention partial results, grouped GEMM pointer arrays): owned by the
   /// stream, valid for the kernel's duration on this stream only.
   void *workspace = nullptr;
@@ -48,8 +46,7 @@ struct CudaContext {
   size_t maxSharedPerBlock = 48 * 1024;
 };
 
-/// Makes `ctx` own a new non-blocking stream, cuBLAS and cuBLASLt handles
-/// bound to it and a workspace of `workspaceBytes`, on the current device
+/// Makes `ctx` own a new non-blocking stream, a cuBLAS handle bound to it and a workspace of `workspaceBytes`, on the current device
 /// (whose properties it records). Throws CudaError; what was made so far is
 /// left for destroyContext.
 void createContext(CudaContext &ctx, size_t workspaceBytes);

@@ -7,7 +7,7 @@
 // The CUDA executor. At construction it allocates the rank's arena as one
 // device allocation, uploads the constants and the rank's slice of every
 // weight, makes one CUDA stream per plan stream (each with its own cuBLAS
-// handles and workspace), one CUDA event per plan event, and the NCCL
+// handle and workspace), one CUDA event per plan event, and the NCCL
 // communicators of the plan's collectives.
 //
 // run() enqueues every stream's instructions from one host thread: kernels
