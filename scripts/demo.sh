@@ -3,7 +3,8 @@
 #  1. compiles the bundled ONNX GPT-2 (examples/models/gpt2) to braid IR with
 #     its weights (attention raised to braid.attention) and to a plan, and
 #  2. runs the plan with braid-run on the bundled input, checking the logits
-#     against onnxruntime's reference output;
+#     against onnxruntime's reference output (and, on a machine with an
+#     NVIDIA GPU, again with --backend cuda as a CUDA graph);
 #  3. partitions it over 2 ranks (Megatron tensor parallelism), splits the
 #     sequence into two ISO chunks whose all-reduces overlap compute, and
 #     runs it under mpirun on 2 ranks against the same reference, with the
@@ -37,6 +38,15 @@ echo "== compile to a plan and run it with braid-run (CPU) vs onnxruntime"
 "$bin/braid-run" "$out/model.bplan" --inputs "$model_dir/test_data_set_0" \
   --expected "$model_dir/test_data_set_0" --trace "$out/trace.json" | tail -n 4
 echo "Chrome trace (open in Perfetto): $out/trace.json"
+# The same plan on the GPU when there is one (and the CUDA backend was built).
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  echo "== the same plan on the GPU (CUDA backend, replayed as a CUDA graph)"
+  "$bin/braid-run" "$out/model.bplan" --backend cuda --cuda-graph --repeat 5 \
+    --inputs "$model_dir/test_data_set_0" \
+    --expected "$model_dir/test_data_set_0" | tail -n 3
+else
+  echo "(no GPU here: skipping braid-run --backend cuda)"
+fi
 
 echo "== tensor parallel (tp=2) with ISO sequence chunks, 2 MPI ranks"
 "$bin/braidc" "$model_dir/model.onnx" --parallel tp=2 --overlap seq=2 \
