@@ -223,10 +223,31 @@ ncclComm_t DeviceCommunicator::group(const std::vector<std::string> &axes,
 DeviceCommunicator::~DeviceCommunicator() {
 #ifdef BRAID_RUNTIME_HAS_NCCL
   if (!aborted_) {
+    // Non-blocking communicators: ncclCommFinalize (collective, returns
+    // ncclInProgress) flushes outstanding work; once every communicator is
+    // quiescent ncclCommDestroy frees it locally. One that does not settle
+    // in time (a dead peer) is aborted instead of hanging the exit.
+    std::vector<ncclComm_t> comms;
     for (auto &[axes, comm] : groups_)
-      ncclCommDestroy(comm);
+      if (comm)
+        comms.push_back(comm);
     if (world_)
-      ncclCommDestroy(world_);
+      comms.push_back(world_);
+    std::vector<ncclResult_t> states;
+    for (ncclComm_t comm : comms)
+      states.push_back(ncclCommFinalize(comm));
+    Clock::time_point deadline = Clock::now() + timeout();
+    for (size_t i = 0; i < comms.size(); ++i) {
+      while (states[i] == ncclInProgress && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        if (ncclCommGetAsyncError(comms[i], &states[i]) != ncclSuccess)
+          break;
+      }
+      if (states[i] == ncclSuccess)
+        ncclCommDestroy(comms[i]);
+      else
+        ncclCommAbort(comms[i]);
+    }
   }
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -24,6 +24,17 @@ void transposeBlocksAsync(const void *src, void *dst, const BlockTranspose &t,
   auto *from = static_cast<const char *>(src);
   auto *to = static_cast<char *>(dst);
   size_t chunk = t.chunk;
+  // 2-D copies take pitches below 2 GiB; beyond, one copy per block.
+  constexpr size_t kMaxPitch = (size_t(1) << 31) - 1;
+  if (std::max(t.rows, t.columns) * chunk > kMaxPitch) {
+    for (int64_t a = 0; a < t.rows; ++a)
+      for (int64_t b = 0; b < t.columns; ++b)
+        check(cudaMemcpyAsync(to + (b * t.rows + a) * chunk,
+                              from + (a * t.columns + b) * chunk, chunk,
+                              cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (collective layout)");
+    return;
+  }
   if (t.rows <= t.columns) {
     // Row a of the source (columns blocks in a row) lands every rows-th block.
     for (int64_t a = 0; a < t.rows; ++a)
@@ -219,13 +230,33 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
     }
     // The same axis sets in the same order on every rank: the plan's.
     comm_.prepare(axisSets, static_cast<int>(proto.comm_sms()));
+    // The memset and the uploads ran on the legacy default stream, which
+    // the plan's non-blocking streams do not wait for (and a pageable
+    // cudaMemcpy may return before its DMA lands): finish them now.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (uploads)");
   } catch (const CudaError &error) {
+    releaseAfterFailure();
     throw ExecutionError(who + ": setting up the CUDA backend: " +
                          error.what());
   } catch (const CollectiveError &error) {
+    releaseAfterFailure();
     throw ExecutionError(std::string("setting up the CUDA backend: ") +
                          error.what());
+  } catch (...) {
+    // A constructor that throws runs no destructor: free the device memory
+    // here (a caller may go on, e.g. with a smaller plan).
+    releaseAfterFailure();
+    throw;
   }
+}
+
+void CudaExecutor::releaseAfterFailure() {
+  cudaDeviceSynchronize();
+  (void)cudaGetLastError();
+  streams_.reset();
+  if (arena_)
+    cudaFree(arena_);
+  arena_ = nullptr;
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -261,6 +292,9 @@ void CudaExecutor::setInput(const std::string &name, const void *data,
                                 " bytes, got " + std::to_string(bytes));
   check(cudaMemcpy(view.data, data, bytes, cudaMemcpyHostToDevice),
         "copying an input to the GPU");
+  // A pageable cudaMemcpy may return before the data lands, on the legacy
+  // stream the plan's non-blocking streams do not wait for.
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (input)");
 }
 
 std::vector<uint8_t> CudaExecutor::readOutput(const std::string &name) const {
@@ -462,6 +496,13 @@ void CudaExecutor::run() {
           check(cudaEventRecord(s.begin, main), "cudaEventRecord");
           enqueueForkJoin();
         } catch (...) {
+          // Join every forked stream back into main (best effort: the
+          // capture may already be invalidated) so that ending the capture
+          // takes every stream out of capture mode.
+          for (size_t k = 1; k < steps_.size(); ++k)
+            if (cudaEventRecord(s.joins[k], s.contexts[k].stream) ==
+                cudaSuccess)
+              (void)cudaStreamWaitEvent(main, s.joins[k], 0);
           cudaGraph_t broken = nullptr;
           cudaStreamEndCapture(main, &broken);
           if (broken)
@@ -493,7 +534,11 @@ void CudaExecutor::run() {
   waitForCompletion();
 
   float total = 0;
-  check(cudaEventElapsedTime(&total, s.begin, s.done), "cudaEventElapsedTime");
+  cudaError_t timed = cudaEventElapsedTime(&total, s.begin, s.done);
+  if (timed != cudaSuccess)
+    throw ExecutionError("rank " + std::to_string(comm_.rank()) +
+                         ": cudaEventElapsedTime: " +
+                         cudaGetErrorString(timed));
   profile_.totalNs = static_cast<int64_t>(double(total) * 1e6);
   if (!options_.timing || options_.graph)
     return;

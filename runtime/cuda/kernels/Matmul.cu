@@ -19,6 +19,8 @@
 #include "runtime/cuda/kernels/KernelTables.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 namespace braid::rt::cuda {
 namespace {
@@ -39,19 +41,39 @@ struct Gemm {
 void runCublas(const Gemm &g, CudaContext &ctx) {
   cudaDataType_t type = cublasDataType(g.dtype);
   const float one = 1.f, zero = 0.f;
-  check(cublasSetStream(ctx.cublas, ctx.stream), "cublasSetStream");
+  // No cublasSetStream here: createContext bound the handle to ctx.stream
+  // once, and cublasSetStream also resets the handle's workspace to
+  // cuBLAS's own pool, which may allocate (fatal inside graph capture).
+  // cuBLAS takes its sizes and leading dimensions as int.
+  if (std::max({g.m, g.n, g.k}) > std::numeric_limits<int>::max())
+    throw CudaError("matmul: a dimension of [" + std::to_string(g.m) + ", " +
+                    std::to_string(g.k) + "] x [" + std::to_string(g.k) +
+                    ", " + std::to_string(g.n) +
+                    "] is above cuBLAS's limit of 2^31 - 1");
   // Column-major view: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   cublasOperation_t opB = g.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opA = g.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
   int ldb = static_cast<int>(g.transposeB ? g.k : g.n);
   int lda = static_cast<int>(g.transposeA ? g.m : g.k);
   int ldc = static_cast<int>(g.n);
-  check(cublasGemmStridedBatchedEx(
-            ctx.cublas, opB, opA, static_cast<int>(g.n), static_cast<int>(g.m),
-            static_cast<int>(g.k), &one, g.b, type, ldb, g.strideB, g.a, type,
-            lda, g.strideA, &zero, g.c, type, ldc, g.strideC,
-            static_cast<int>(g.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmStridedBatchedEx");
+  // Batches in slices of at most 65535 (a grid dimension's limit), so no
+  // cuBLAS kernel has to split a larger batch count itself.
+  constexpr int64_t kMaxBatch = 65535;
+  size_t element = byteSize(g.dtype);
+  for (int64_t first = 0; first < g.batch; first += kMaxBatch) {
+    int64_t count = std::min(kMaxBatch, g.batch - first);
+    check(cublasGemmStridedBatchedEx(
+              ctx.cublas, opB, opA, static_cast<int>(g.n),
+              static_cast<int>(g.m), static_cast<int>(g.k), &one,
+              static_cast<const char *>(g.b) + first * g.strideB * element,
+              type, ldb, g.strideB,
+              static_cast<const char *>(g.a) + first * g.strideA * element,
+              type, lda, g.strideA, &zero,
+              static_cast<char *>(g.c) + first * g.strideC * element, type,
+              ldc, g.strideC, static_cast<int>(count), CUBLAS_COMPUTE_32F,
+              CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx");
+  }
 }
 
 template <typename T> struct IntGemmOp {

@@ -600,7 +600,6 @@ private:
                   const void *b, void *c) const {
     static const float one = 1.f, zero = 0.f;
     cudaDataType_t type = cuda::cublasDataType(dtype);
-    cuda::check(cublasSetStream(ctx_.cublas, ctx_.stream), "cublasSetStream");
     cuda::check(cublasGemmEx(ctx_.cublas, CUBLAS_OP_N, CUBLAS_OP_N,
                              static_cast<int>(n), static_cast<int>(m),
                              static_cast<int>(k), &one, b, type,
