@@ -489,6 +489,13 @@ void CudaExecutor::run() {
     };
     if (options_.graph) {
       if (!s.graphExec) {
+        // One eager run first: kernels load, cuBLAS picks its algorithms and
+        // one-time calls (shared-memory attributes) happen outside the
+        // capture, where they may synchronize.
+        check(cudaEventRecord(s.begin, main), "cudaEventRecord");
+        enqueueForkJoin();
+        check(cudaEventRecord(s.done, main), "cudaEventRecord");
+        waitForCompletion();
         check(cudaStreamBeginCapture(main, cudaStreamCaptureModeThreadLocal),
               "cudaStreamBeginCapture");
         s.capturing = true;

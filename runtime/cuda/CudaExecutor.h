@@ -18,9 +18,10 @@
 // polling NCCL for asynchronous errors; past the timeout it aborts the
 // communicators and names the first collective that had not finished.
 //
-// With `graph`, the first run captures the whole plan (every stream, NCCL
-// included) into one CUDA graph, and every run launches the graph: one
-// launch instead of one per instruction. Per-instruction timings come from
+// With `graph`, the first run runs the plan once eagerly (one-time work such
+// as kernel loading stays out of the capture), then captures the whole plan
+// (every stream, NCCL included) into one CUDA graph; every run launches the
+// graph: one launch instead of one per instruction. Per-instruction timings come from
 // CUDA events around each instruction when `timing` is set (not with
 // `graph`: a graph's nodes are not timed one by one).
 //

@@ -29,6 +29,7 @@
 #include "runtime/cuda/kernels/AttentionOps.cuh"
 #include "runtime/cuda/kernels/KernelTables.h"
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -229,10 +230,18 @@ void launchAttentionKernel(const AttentionParams &p, const T *q, const T *k,
                       std::to_string(p.dv) + " need " + std::to_string(shared) +
                       " bytes of shared memory a block, the device allows " +
                       std::to_string(ctx.maxSharedPerBlock));
-    check(cudaFuncSetAttribute(kernel,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(shared)),
-          "cudaFuncSetAttribute(attention)");
+    // Once per kernel instance, raised straight to the device's opt-in
+    // limit: cudaFuncSetAttribute may synchronize, which a stream capture
+    // must not see (the executor's eager first run sets it before any
+    // capture).
+    static std::atomic<bool> raised{false};
+    if (!raised.load()) {
+      check(cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                static_cast<int>(ctx.maxSharedPerBlock)),
+            "cudaFuncSetAttribute(attention)");
+      raised.store(true);
+    }
   }
   kernel<<<static_cast<unsigned>(p.blocks()), kAttnThreads, shared,
            ctx.stream>>>(p, q, k, v, mask, out, lse, workspace);
