@@ -547,7 +547,11 @@ void CudaExecutor::run() {
                          ": cudaEventElapsedTime: " +
                          cudaGetErrorString(timed));
   profile_.totalNs = static_cast<int64_t>(double(total) * 1e6);
-  if (!options_.timing || options_.graph)
+  if (options_.graph)
+    profile_.untimed = "the plan ran as one CUDA graph";
+  else if (!options_.timing)
+    profile_.untimed = "instruction timing is off";
+  if (!profile_.untimed.empty())
     return;
   for (size_t stream = 0; stream < steps_.size(); ++stream)
     for (size_t i = 0; i < steps_[stream].size(); ++i) {

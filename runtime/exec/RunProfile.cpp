@@ -46,6 +46,8 @@ std::string RunProfile::summary() const {
     int64_t ns = 0;
     int64_t calls = 0;
   };
+  if (!untimed.empty())
+    return text + "  (no per-instruction times: " + untimed + ")\n";
   std::map<std::string, OpTotal> ops;
   for (const StreamTiming &stream : streams) {
     int64_t busy = stream.busyNs();

@@ -51,6 +51,9 @@ struct RunProfile {
   /// From the start of the run until every stream finished.
   int64_t totalNs = 0;
   std::vector<StreamTiming> streams;
+  /// Why the instructions carry no times (e.g. the run was one CUDA graph);
+  /// empty when they do.
+  std::string untimed;
 
   /// Total, per-stream busy time and share, and the ops that took longest.
   std::string summary() const;

@@ -140,6 +140,13 @@ TEST(ExecutorTest, TwoStreamsWithEventsMatchTheReference) {
     for (const InstructionTiming &timing : stream.instructions)
       EXPECT_LE(0, timing.startNs) << timing.name;
   EXPECT_THAT(profile.summary(), HasSubstr("stream 'comm': busy"));
+  // A profile without instruction times says so instead of 0% busy streams.
+  RunProfile untimed = profile;
+  untimed.untimed = "the plan ran as one CUDA graph";
+  EXPECT_THAT(untimed.summary(),
+              HasSubstr("(no per-instruction times: the plan ran as one CUDA "
+                        "graph)"));
+  EXPECT_THAT(untimed.summary(), Not(HasSubstr("busy")));
 
   std::ostringstream trace;
   profile.writeChromeTrace(trace);
