@@ -100,12 +100,7 @@ Executor::~Executor() {
 }
 
 TensorView Executor::buffer(uint32_t id) const {
-  const BufferInfo &info = plan_.buffers.at(id);
-  TensorView view;
-  view.dtype = info.dtype;
-  view.shape = info.shape;
-  view.data = arena_ + info.offset;
-  return view;
+  return arenaView(plan_, arena_, id);
 }
 
 TensorView Executor::input(const std::string &name) const {

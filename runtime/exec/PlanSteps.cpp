@@ -257,6 +257,15 @@ IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
   return order;
 }
 
+TensorView arenaView(const LoadedPlan &plan, uint8_t *arena, uint32_t id) {
+  const BufferInfo &info = plan.buffers.at(id);
+  TensorView view;
+  view.dtype = info.dtype;
+  view.shape = info.shape;
+  view.data = arena + info.offset;
+  return view;
+}
+
 uint32_t bindingBuffer(const LoadedPlan &plan, const std::string &name,
                        bool input) {
   const auto &bindings = input ? plan.proto.inputs() : plan.proto.outputs();

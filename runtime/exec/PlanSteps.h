@@ -108,6 +108,9 @@ struct IssueOrder {
 IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
                       uint32_t numEvents);
 
+/// Buffer `id` of `plan` in an arena starting at `arena`.
+TensorView arenaView(const LoadedPlan &plan, uint8_t *arena, uint32_t id);
+
 /// The buffer of the input (or output) binding `name`; throws
 /// std::invalid_argument for an unknown name.
 uint32_t bindingBuffer(const LoadedPlan &plan, const std::string &name,

@@ -17,6 +17,8 @@
 #include "runtime/kernels/ElementIO.h"
 #include "runtime/reference/ReferenceKernels.h"
 
+#include "HostBuffer.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -46,43 +48,9 @@ struct HostLaunch {
   }
 };
 
-bool isFloatType(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
-}
-
-int64_t numElements(const Shape &shape) {
-  int64_t n = 1;
-  for (int64_t size : shape)
-    n *= size;
-  return n;
-}
-
-/// Host storage of one tensor, 64-byte aligned, or shifted by one element
-/// (`misalign`) so that no pack path is possible.
-class Buffer {
-public:
-  Buffer(DType dtype, const Shape &shape, bool misalign) {
-    view.dtype = dtype;
-    view.shape = shape;
-    size_t bytes = numElements(shape) * byteSize(dtype);
-    storage.assign(bytes + 128, 0xAB);
-    uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
-    size_t shift = (64 - base % 64) % 64 + (misalign ? byteSize(dtype) : 0);
-    view.data = storage.data() + shift;
-  }
-  Buffer(const ref::Tensor &t, bool misalign)
-      : Buffer(t.dtype, t.shape, misalign) {
-    writeTensor(t, t.dtype, t.shape, view.data);
-  }
-  ref::Tensor read() const {
-    return readTensor(view.dtype, view.shape, view.data);
-  }
-
-  TensorView view;
-
-private:
-  std::vector<uint8_t> storage;
-};
+using Buffer = braid::rt::test::HostBuffer;
+using braid::rt::test::isFloatType;
+using braid::rt::test::numElements;
 
 /// Random values: floats uniform in [lo, hi] (a `zeros` share of exact
 /// zeros), integers uniform in [lo, hi] (i1: 0 / 1).
