@@ -32,6 +32,10 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// The largest tensor rank the CUDA kernels index (the registry rejects
+/// larger ones when a plan is loaded).
+constexpr int kMaxRank = 8;
+
 struct CudaContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;

@@ -46,14 +46,6 @@ DeviceInfo deviceInfo(int device) {
   info.computeMajor = prop.major;
   info.computeMinor = prop.minor;
   info.totalMemory = prop.totalGlobalMem;
-  info.maxSharedPerBlockOptin = prop.sharedMemPerBlockOptin;
-  int memoryClockKHz = 0, busWidth = 0;
-  if (cudaDeviceGetAttribute(&memoryClockKHz, cudaDevAttrMemoryClockRate,
-                             device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&busWidth, cudaDevAttrGlobalMemoryBusWidth,
-                             device) == cudaSuccess)
-    info.peakMemoryBandwidth = 2.0 * memoryClockKHz * 1e3 * busWidth / 8.0;
-  (void)cudaGetLastError();
   return info;
 }
 

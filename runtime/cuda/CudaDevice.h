@@ -22,9 +22,6 @@ struct DeviceInfo {
   int smCount = 0;
   int computeMajor = 0, computeMinor = 0;
   size_t totalMemory = 0;
-  size_t maxSharedPerBlockOptin = 0;
-  /// Peak DRAM bandwidth from the memory clock and bus width, bytes/s.
-  double peakMemoryBandwidth = 0;
 };
 
 /// Properties of `device`; throws CudaError.

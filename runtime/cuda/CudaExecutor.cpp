@@ -169,7 +169,7 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
                       "would deadlock)");
     order_ = std::move(order.steps);
 
-    // One stream, cuBLAS handle pair and workspace per plan stream.
+    // One stream, cuBLAS handle and workspace per plan stream.
     Streams &s = *streams_;
     s.contexts.resize(steps_.size());
     for (CudaContext &ctx : s.contexts)
@@ -213,15 +213,9 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
         if (std::find(axisSets.begin(), axisSets.end(), step.axes) ==
             axisSets.end())
           axisSets.push_back(step.axes);
-        if (step.collective == CollectiveKind::AllReduce)
-          continue;
-        CollectiveLayout layout = collectiveLayout(step);
-        if (step.in.overlaps(step.out))
-          need[0] = std::max(need[0], step.in.numBytes());
-        if (layout.before)
-          need[1] = std::max(need[1], step.in.numBytes());
-        if (layout.after)
-          need[2] = std::max(need[2], step.out.numBytes());
+        std::array<uint64_t, 3> bytes = collectiveScratchBytes(step);
+        for (int k = 0; k < 3; ++k)
+          need[k] = std::max(need[k], bytes[k]);
       }
       for (int k = 0; k < 3; ++k)
         if (need[k])
@@ -235,22 +229,24 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
     // cudaMemcpy may return before its DMA lands): finish them now.
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (uploads)");
   } catch (const CudaError &error) {
-    releaseAfterFailure();
+    release();
     throw ExecutionError(who + ": setting up the CUDA backend: " +
                          error.what());
   } catch (const CollectiveError &error) {
-    releaseAfterFailure();
+    release();
     throw ExecutionError(std::string("setting up the CUDA backend: ") +
                          error.what());
   } catch (...) {
     // A constructor that throws runs no destructor: free the device memory
     // here (a caller may go on, e.g. with a smaller plan).
-    releaseAfterFailure();
+    release();
     throw;
   }
 }
 
-void CudaExecutor::releaseAfterFailure() {
+/// Frees the device memory (after the GPU is idle); also what a failed
+/// constructor does, since no destructor runs then.
+void CudaExecutor::release() {
   cudaDeviceSynchronize();
   (void)cudaGetLastError();
   streams_.reset();
@@ -259,12 +255,7 @@ void CudaExecutor::releaseAfterFailure() {
   arena_ = nullptr;
 }
 
-CudaExecutor::~CudaExecutor() {
-  cudaDeviceSynchronize();
-  streams_.reset();
-  if (arena_)
-    cudaFree(arena_);
-}
+CudaExecutor::~CudaExecutor() { release(); }
 
 TensorView CudaExecutor::buffer(uint32_t id) const {
   return arenaView(plan_, arena_, id);
@@ -308,54 +299,20 @@ void CudaExecutor::fail(size_t stream, size_t index, const std::string &what) {
 }
 
 void CudaExecutor::runCollective(size_t stream, const PlanStep &step) {
-  const TensorView &in = step.in, &out = step.out;
-  cudaStream_t cuda = streams_->contexts[stream].stream;
-  if (in.numElements() == 0)
-    return;
-  if (step.collective == CollectiveKind::AllReduce) {
-    comm_.allReduce(step.axes, in.data, out.data, in.numElements(), in.dtype,
-                    step.reduction, cuda);
-    return;
-  }
-  std::array<void *, 3> &scratch = streams_->scratch[stream];
-  const void *source = in.data;
-  if (in.overlaps(out)) {
-    check(cudaMemcpyAsync(scratch[0], in.data, in.numBytes(),
-                          cudaMemcpyDeviceToDevice, cuda),
-          "cudaMemcpyAsync (collective input)");
-    source = scratch[0];
-  }
-  CollectiveLayout layout = collectiveLayout(step);
-  if (layout.before) {
-    transposeBlocksAsync(source, scratch[1], *layout.before, cuda);
-    source = scratch[1];
-  }
-  void *target = layout.after ? scratch[2] : out.data;
-  int64_t count = layout.count;
-  switch (step.collective) {
-  case CollectiveKind::AllReduce:
-    break;
-  case CollectiveKind::AllGather:
-    comm_.allGather(step.axes, source, target, count, in.dtype, cuda);
-    break;
-  case CollectiveKind::ReduceScatter:
-    comm_.reduceScatter(step.axes, source, target, count, in.dtype,
-                        step.reduction, cuda);
-    break;
-  case CollectiveKind::AllToAll:
-    comm_.allToAll(step.axes, source, target, count, in.dtype, cuda);
-    break;
-  case CollectiveKind::Permute:
-    comm_.permute(step.axes, source, target, count, in.dtype, step.shift,
-                  cuda);
-    break;
-  case CollectiveKind::Broadcast:
-    comm_.broadcast(step.axes, source, target, count, in.dtype, step.root,
-                    cuda);
-    break;
-  }
-  if (layout.after)
-    transposeBlocksAsync(target, out.data, *layout.after, cuda);
+  // Device memory: scratch was sized at construction (collectiveScratchBytes).
+  struct DeviceOps {
+    std::array<void *, 3> &buffers;
+    cudaStream_t stream;
+    void *scratch(int which, uint64_t) { return buffers[which]; }
+    void copy(void *dst, const void *src, uint64_t bytes) {
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync (collective input)");
+    }
+    void transpose(const void *src, void *dst, const BlockTranspose &t) {
+      transposeBlocksAsync(src, dst, t, stream);
+    }
+  } ops{streams_->scratch[stream], streams_->contexts[stream].stream};
+  runCollectiveStep(step, comm_, ops, ops.stream);
 }
 
 void CudaExecutor::enqueue(size_t stream, size_t index) {

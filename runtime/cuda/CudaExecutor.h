@@ -87,7 +87,7 @@ private:
   struct Streams;
 
   TensorView buffer(uint32_t id) const;
-  void releaseAfterFailure();
+  void release();
   void enqueueAll();
   void enqueue(size_t stream, size_t index);
   void runCollective(size_t stream, const PlanStep &step);

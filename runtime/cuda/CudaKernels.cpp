@@ -6,6 +6,7 @@
 
 #include "runtime/cuda/CudaKernels.h"
 
+#include "runtime/cuda/CudaContext.h"
 #include "runtime/cuda/kernels/KernelTables.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/plan/PlanError.h"
@@ -13,20 +14,17 @@
 namespace braid::rt::cuda {
 namespace {
 
-/// The largest rank the CUDA kernels index (kMaxRank in CudaCommon.cuh).
-constexpr int64_t kMaxCudaRank = 8;
-
 /// The CPU backend's check for the op, then the rank limit.
 void checkForCuda(const KernelArgs &args) {
   const KernelInfo *cpu = cpuKernels().lookup(args.op());
   if (cpu && cpu->check)
     cpu->check(args);
   auto checkRank = [&](const TensorView &t, const char *what, size_t i) {
-    if (t.rank() > kMaxCudaRank)
+    if (t.rank() > kMaxRank)
       throw PlanError(std::string(what) + " " + std::to_string(i) +
                       " has rank " + std::to_string(t.rank()) +
                       ", above the CUDA kernels' limit of " +
-                      std::to_string(kMaxCudaRank));
+                      std::to_string(kMaxRank));
   };
   for (size_t i = 0; i < args.inputs.size(); ++i)
     checkRank(args.inputs[i], "input", i);

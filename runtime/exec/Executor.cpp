@@ -225,56 +225,21 @@ void Executor::waitEvent(uint32_t event) {
 }
 
 void Executor::runCollective(size_t stream, const PlanStep &step) {
-  const TensorView &in = step.in, &out = step.out;
-  if (in.numElements() == 0)
-    return;
-  if (step.collective == CollectiveKind::AllReduce) {
-    comm_.allReduce(step.axes, in.data, out.data, in.numElements(), in.dtype,
-                    step.reduction);
-    return;
-  }
-  auto &scratch = state_->scratch[stream];
-  auto scratchBuffer = [&](int which, uint64_t bytes) {
-    scratch[which].resize(bytes);
-    return scratch[which].data();
-  };
-  // Communicators other than all-reduce need distinct input and output.
-  const void *source = in.data;
-  if (in.overlaps(out)) {
-    void *copy = scratchBuffer(0, in.numBytes());
-    std::memcpy(copy, in.data, in.numBytes());
-    source = copy;
-  }
-  CollectiveLayout layout = collectiveLayout(step);
-  if (layout.before) {
-    void *packed = scratchBuffer(1, in.numBytes());
-    transposeBlocks(source, packed, *layout.before);
-    source = packed;
-  }
-  void *target = layout.after ? scratchBuffer(2, out.numBytes()) : out.data;
-  int64_t count = layout.count;
-  switch (step.collective) {
-  case CollectiveKind::AllReduce:
-    break;
-  case CollectiveKind::AllGather:
-    comm_.allGather(step.axes, source, target, count, in.dtype);
-    break;
-  case CollectiveKind::ReduceScatter:
-    comm_.reduceScatter(step.axes, source, target, count, in.dtype,
-                        step.reduction);
-    break;
-  case CollectiveKind::AllToAll:
-    comm_.allToAll(step.axes, source, target, count, in.dtype);
-    break;
-  case CollectiveKind::Permute:
-    comm_.permute(step.axes, source, target, count, in.dtype, step.shift);
-    break;
-  case CollectiveKind::Broadcast:
-    comm_.broadcast(step.axes, source, target, count, in.dtype, step.root);
-    break;
-  }
-  if (layout.after)
-    transposeBlocks(target, out.data, *layout.after);
+  // Host memory: scratch grows as needed and is kept across runs.
+  struct HostOps {
+    std::array<std::vector<uint8_t>, 3> &buffers;
+    void *scratch(int which, uint64_t bytes) {
+      buffers[which].resize(bytes);
+      return buffers[which].data();
+    }
+    void copy(void *dst, const void *src, uint64_t bytes) {
+      std::memcpy(dst, src, bytes);
+    }
+    void transpose(const void *src, void *dst, const BlockTranspose &t) {
+      transposeBlocks(src, dst, t);
+    }
+  } ops{state_->scratch[stream]};
+  runCollectiveStep(step, comm_, ops);
 }
 
 } // namespace braid::rt

@@ -16,20 +16,6 @@
 namespace braid::rt {
 namespace {
 
-CollectiveKind collectiveKind(const std::string &kind) {
-  if (kind == "all_reduce")
-    return CollectiveKind::AllReduce;
-  if (kind == "all_gather")
-    return CollectiveKind::AllGather;
-  if (kind == "reduce_scatter")
-    return CollectiveKind::ReduceScatter;
-  if (kind == "all_to_all")
-    return CollectiveKind::AllToAll;
-  if (kind == "collective_permute")
-    return CollectiveKind::Permute;
-  return CollectiveKind::Broadcast;
-}
-
 ReduceOp reduceOp(const std::string &reduction) {
   if (reduction == "max")
     return ReduceOp::Max;
@@ -100,6 +86,17 @@ CollectiveLayout collectiveLayout(const PlanStep &step) {
   return layout;
 }
 
+std::array<uint64_t, 3> collectiveScratchBytes(const PlanStep &step) {
+  if (step.kind != StepKind::Collective ||
+      step.collective == CollectiveKind::AllReduce ||
+      step.in.numElements() == 0)
+    return {0, 0, 0};
+  CollectiveLayout layout = collectiveLayout(step);
+  return {step.in.overlaps(step.out) ? step.in.numBytes() : 0,
+          layout.before ? step.in.numBytes() : 0,
+          layout.after ? step.out.numBytes() : 0};
+}
+
 std::vector<std::vector<PlanStep>>
 resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
                  const std::function<TensorView(uint32_t)> &buffer,
@@ -140,7 +137,9 @@ resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
         const plan::Collective &collective = instruction.collective();
         step.kind = StepKind::Collective;
         step.name = collective.kind();
-        step.collective = collectiveKind(collective.kind());
+        // Validated against the dialect's spellings when the plan loaded.
+        step.collective = parseCollectiveKind(collective.kind())
+                              .value_or(CollectiveKind::Broadcast);
         step.axes.assign(collective.axes().begin(), collective.axes().end());
         for (const std::string &axis : step.axes)
           step.groupSize *=

@@ -16,10 +16,12 @@
 #define BRAID_RUNTIME_EXEC_PLANSTEPS_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/cost/CollectiveCost.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/RunProfile.h"
 #include "runtime/plan/PlanLoader.h"
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,14 +32,6 @@ namespace braid::rt {
 class SafetensorsFile;
 
 enum class StepKind { Kernel, Collective, Record, Wait };
-enum class CollectiveKind {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  Permute,
-  Broadcast
-};
 
 struct PlanStep {
   StepKind kind = StepKind::Kernel;
@@ -75,6 +69,68 @@ struct CollectiveLayout {
 /// The layout of a collective step (all_gather, reduce_scatter, all_to_all
 /// may need rearranging; the others never do).
 CollectiveLayout collectiveLayout(const PlanStep &step);
+
+/// Bytes of the three scratch buffers runCollectiveStep asks for: a copy of
+/// an input that overlaps the output, the input rearranged before the call,
+/// the result before its rearrangement (0: not needed).
+std::array<uint64_t, 3> collectiveScratchBytes(const PlanStep &step);
+
+/// Runs a collective step on `comm`: the sequence every executor follows.
+/// `ops` is the backend's memory: `scratch(k, bytes)` (buffer k of
+/// collectiveScratchBytes), `copy(dst, src, bytes)` and `transpose(src, dst,
+/// BlockTranspose)`; `extra...` trails every communicator call (the CUDA
+/// backend's stream).
+template <typename Comm, typename Ops, typename... Extra>
+void runCollectiveStep(const PlanStep &step, Comm &comm, Ops &ops,
+                       Extra... extra) {
+  const TensorView &in = step.in, &out = step.out;
+  if (in.numElements() == 0)
+    return;
+  // All-reduce works in place; the others need distinct input and output.
+  if (step.collective == CollectiveKind::AllReduce) {
+    comm.allReduce(step.axes, in.data, out.data, in.numElements(), in.dtype,
+                   step.reduction, extra...);
+    return;
+  }
+  const void *source = in.data;
+  if (in.overlaps(out)) {
+    void *copy = ops.scratch(0, in.numBytes());
+    ops.copy(copy, in.data, in.numBytes());
+    source = copy;
+  }
+  CollectiveLayout layout = collectiveLayout(step);
+  if (layout.before) {
+    void *packed = ops.scratch(1, in.numBytes());
+    ops.transpose(source, packed, *layout.before);
+    source = packed;
+  }
+  void *target = layout.after ? ops.scratch(2, out.numBytes()) : out.data;
+  int64_t count = layout.count;
+  switch (step.collective) {
+  case CollectiveKind::AllReduce:
+    break;
+  case CollectiveKind::AllGather:
+    comm.allGather(step.axes, source, target, count, in.dtype, extra...);
+    break;
+  case CollectiveKind::ReduceScatter:
+    comm.reduceScatter(step.axes, source, target, count, in.dtype,
+                       step.reduction, extra...);
+    break;
+  case CollectiveKind::AllToAll:
+    comm.allToAll(step.axes, source, target, count, in.dtype, extra...);
+    break;
+  case CollectiveKind::CollectivePermute:
+    comm.permute(step.axes, source, target, count, in.dtype, step.shift,
+                 extra...);
+    break;
+  case CollectiveKind::Broadcast:
+    comm.broadcast(step.axes, source, target, count, in.dtype, step.root,
+                   extra...);
+    break;
+  }
+  if (layout.after)
+    ops.transpose(target, out.data, *layout.after);
+}
 
 /// Resolves every instruction of `plan` for `rank`; `buffer(id)` gives the
 /// arena view of a buffer. Also fills `profile` with one timing entry per

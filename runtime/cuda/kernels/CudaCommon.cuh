@@ -115,8 +115,6 @@ template <typename F> void dispatchIndex(DType dtype, const char *op, F &&f) {
 // Shapes passed by value to kernels
 //===----------------------------------------------------------------------===//
 
-/// The largest tensor rank the CUDA kernels take (checked at load time).
-constexpr int kMaxRank = 8;
 
 /// Sizes and element strides of a row-major tensor (or of a strided view of
 /// one: a broadcast input has stride 0 along broadcast dimensions).
@@ -170,6 +168,26 @@ void launchPointwise(const F &f, int64_t n, const CudaContext &ctx,
   pointwiseKernel<<<static_cast<unsigned>(blocks), 256, 0, ctx.stream>>>(f, n);
   checkLaunch(name);
 }
+
+/// What the kernels' host-testable drivers launch through on the GPU:
+/// functors with launchPointwise, contiguous byte ranges with
+/// cudaMemcpyAsync, all on the context's stream (the host tests pass a
+/// launcher with the same two calls that runs on the host).
+struct DeviceLaunch {
+  const CudaContext &ctx;
+  const char *name;
+
+  template <typename F> void operator()(const F &functor, int64_t n) const {
+    launchPointwise(functor, n, ctx, name);
+  }
+  void copy(void *dst, const void *src, uint64_t bytes) const {
+    if (bytes == 0 || dst == src)
+      return;
+    check(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.stream),
+        name);
+  }
+};
 
 /// The unit tests' stand-in for launchPointwise: `f(i)` for every i < n on
 /// the host, over host memory.

@@ -25,24 +25,6 @@ namespace {
 using dm::StridedPlan;
 using dm::TileMap;
 
-/// The drivers' launcher: functors through launchPointwise, contiguous
-/// byte ranges through cudaMemcpyAsync, all on the context's stream.
-struct DeviceLaunch {
-  const CudaContext &ctx;
-  const char *name;
-
-  template <typename F> void operator()(const F &functor, int64_t n) const {
-    launchPointwise(functor, n, ctx, name);
-  }
-  void copy(void *dst, const void *src, uint64_t bytes) const {
-    if (bytes == 0 || dst == src)
-      return;
-    check(
-        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.stream),
-        name);
-  }
-};
-
 /// One 32 x 32 tile per iteration of a block of 32 x 8 threads: reads along
 /// the input's contiguous dimension into shared memory, writes along the
 /// output's (element (ip, ic) lives in tile[ic][ip]; the padding column

@@ -26,17 +26,6 @@ using ew::Binary;
 using ew::Compare;
 using ew::Unary;
 
-/// A launcher for the drivers: every functor runs with launchPointwise on
-/// the context's stream.
-struct DeviceLaunch {
-  const CudaContext &ctx;
-  const char *name;
-
-  template <typename F> void operator()(const F &functor, int64_t n) const {
-    launchPointwise(functor, n, ctx, name);
-  }
-};
-
 template <Unary K> void runUnaryFloat(const KernelArgs &args) {
   const std::string &op = args.op();
   ew::runUnaryFloat<K>(args.inputs[0], args.outputs[0], op.c_str(),

@@ -53,8 +53,9 @@ TEST(PlanStepsTest, IssueOrderKeepsStreamOrderAndVisitsEveryStep) {
   for (auto [stream, index] : order.steps) {
     EXPECT_EQ(index, next[stream]++) << "stream " << stream;
     const PlanStep &step = steps[stream][index];
-    if (step.kind == StepKind::Wait)
+    if (step.kind == StepKind::Wait) {
       EXPECT_TRUE(recorded[step.event]) << "event " << step.event;
+    }
     if (step.kind == StepKind::Record)
       recorded[step.event] = true;
   }
