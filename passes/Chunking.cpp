@@ -251,28 +251,12 @@ LogicalResult ChunkAnalysis::rewrite(Block &block) {
           arith::ConstantIndexOp::create(rw.builder, op->getLoc(), start);
       Operation *clone = rw.builder.clone(*op);
       clone->setOperands(operands);
-      for (auto [r, layout] : llvm::enumerate(chunking.results)) {
-        if (layout.dim < 0)
-          continue;
-        auto type = cast<RankedTensorType>(clone->getResult(r).getType());
-        SmallVector<int64_t> shape(type.getShape());
-        shape[layout.dim] = layout.sizes[i];
-        clone->getResult(r).setType(
-            RankedTensorType::get(shape, type.getElementType()));
-      }
-      if (auto slice = dyn_cast<SliceOp>(clone))
-        slice.setStaticSizes(slice.getType().getShape());
       // Ops that depend on absolute positions learn where the chunk starts.
-      if (failed(cast<DimensionMappingOpInterface>(clone).restrictToBlock(
-              rw.builder, chunking.mapping, chunking.factor, offset)))
-        return clone->emitOpError("cannot be computed in chunks of factor f")
-               << chunking.factor;
+      FactorBlock block{chunking.factor, /*within=*/1, size, offset};
+      if (failed(computeOnBlock(rw.builder, clone, chunking.mapping, block)))
+        return failure();
       if (offset.use_empty())
         offset.getDefiningOp()->erase();
-      if (failed(mlir::verify(clone, /*verifyRecursively=*/false)))
-        return clone->emitOpError("does not verify when computed in chunks "
-                                  "of factor f")
-               << chunking.factor;
       for (auto [r, result] : llvm::enumerate(clone->getResults()))
         resultPieces[r].push_back(result);
       start += size;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/braid/BraidDialect.h"
+#include "passes/IRHelpers.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,32 +40,108 @@ struct AxisStrategy {
   /// Only where it divides (ep: the batch is split when it can be; the
   /// experts are split regardless).
   bool inputDimIfDivisible = false;
-  /// Megatron: a matmul or grouped matmul of a weight read only there
-  /// computes its output columns sharded unless its contraction already is.
+  /// Megatron: an op contracting a weight read only there computes the
+  /// weight's own output factor (a matmul's columns) sharded unless its
+  /// contraction already is.
   bool columnParallel = false;
   /// Megatron sequence parallelism: partial sums are reduce-scattered along
   /// the token dimension instead of all-reduced.
   bool sequenceParallel = false;
-  /// Expert parallelism: grouped matmuls of expert weights are split by
-  /// expert, and MoE dispatch splits its tokens.
+  /// Expert parallelism: ops contracting expert weights are split by the
+  /// factor the weight shares with the activations (the experts), and ops
+  /// routing tokens split their tokens.
   bool expertParallel = false;
+};
+
+/// How a value is split along one mesh axis: dimension `dim` viewed as
+/// [outer, size / outer], the second part cut into one contiguous block per
+/// rank for each of the `outer` indices of the first. `outer == 1` is the
+/// usual contiguous block; `outer > 1` arises where a split factor is merged
+/// below another one (kv heads below the batch in LLaMA's repeated keys).
+struct Shard {
+  int64_t dim = -1;
+  int64_t outer = 1;
+  bool operator==(const Shard &other) const {
+    return dim == other.dim && outer == other.outer;
+  }
+};
+
+/// The factor an op is computed in blocks of, split `within` ways (see
+/// FactorBlock).
+struct FactorSplit {
+  int factor = -1;
+  int64_t within = 1;
+};
+
+/// The shard of a value whose dimensions are `dims` when the op computes a
+/// block of `split`, or std::nullopt when no dimension holds the factor.
+static std::optional<Shard> shardOfSplit(const DimensionMapping &mapping,
+                                         const ValueFactors &dims,
+                                         FactorSplit split) {
+  for (auto [d, dimFactors] : llvm::enumerate(dims)) {
+    int64_t prefix = 1;
+    for (unsigned f : dimFactors) {
+      if ((int)f == split.factor)
+        return Shard{(int64_t)d, prefix * split.within};
+      prefix *= mapping.getFactors()[f].size;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The factor split that a value shard `shard` of a value with dimensions
+/// `dims` is, over `ranks` ranks, or std::nullopt when the shard is no block
+/// of any factor (a contiguous half of a dimension of 3 x 4 elements).
+static std::optional<FactorSplit> splitOfShard(const DimensionMapping &mapping,
+                                               const ValueFactors &dims,
+                                               Shard shard, int64_t ranks) {
+  if (shard.dim < 0 || shard.dim >= (int64_t)dims.size())
+    return std::nullopt;
+  int64_t prefix = 1;
+  for (unsigned f : dims[shard.dim]) {
+    int64_t size = mapping.getFactors()[f].size;
+    if (shard.outer % prefix == 0) {
+      int64_t within = shard.outer / prefix;
+      if (size % within == 0 && (size / within) % ranks == 0)
+        return FactorSplit{(int)f, within};
+    }
+    prefix *= size;
+  }
+  return std::nullopt;
+}
+
+/// Where the slots of a value came from: the expert choices that routed a
+/// block of tokens into them, and how that block was cut (`within`, see
+/// FactorBlock), which a combine of the same tokens must cut alike.
+struct Routing {
+  Value choices;
+  int64_t within = 1;
 };
 
 class AxisPartitioner {
 public:
-  AxisPartitioner(func::FuncOp function, MeshOp mesh, AxisStrategy strategy)
+  AxisPartitioner(func::FuncOp function, MeshOp mesh, AxisStrategy strategy,
+                  bool allowReplicated)
       : function(function), mesh(mesh), strategy(std::move(strategy)),
-        builder(function.getContext()) {}
+        allowReplicated(allowReplicated), builder(function.getContext()) {}
 
   LogicalResult run();
 
 private:
   int64_t size() const { return strategy.size; }
-  /// Sharded dimension of a value on this axis, or -1 when it is whole.
-  int64_t dimOf(Value v) const {
+  /// How a value is sharded on this axis, or std::nullopt when it is whole.
+  std::optional<Shard> shardOf(Value v) const {
     auto it = sharded.find(v);
-    return it == sharded.end() ? -1 : it->second;
+    if (it == sharded.end())
+      return std::nullopt;
+    return it->second;
   }
+  void setShard(Value v, Shard shard) {
+    sharded[v] = shard;
+    partitionedSomething = true;
+  }
+  /// `type` with dimension `dim` divided (split) or multiplied by the axis
+  /// size.
   RankedTensorType resize(RankedTensorType type, int64_t dim, bool split) {
     SmallVector<int64_t> shape(type.getShape());
     shape[dim] = split ? shape[dim] / size() : shape[dim] * size();
@@ -81,50 +158,83 @@ private:
     return it == sliceSource.end() ? v : it->second;
   }
 
-  /// Completes the partial sum `v` before its first user `user` and makes
-  /// every user read the completed value: an all-reduce, or with sequence
-  /// parallelism a reduce-scatter along the token dimension.
+  /// `v` reshaped so that every dimension `d` listed in `outers` becomes
+  /// [outers[d], size / outers[d]] (only where outers[d] > 1), before
+  /// `user`; `position[d]` receives the index of d's second part.
+  Value expand(Value v, ArrayRef<std::pair<int64_t, int64_t>> outers,
+               SmallVectorImpl<int64_t> &position, Operation *user);
+  /// `v` reshaped to `type` before `user` (no-op when already).
+  Value reshapeTo(Value v, RankedTensorType type, Operation *user);
+
+  /// Completes the partial value `v` with its combiner before its first
+  /// user `user` and makes every user read the completed value: an
+  /// all-reduce, or with sequence parallelism a reduce-scatter along the
+  /// token dimension.
   Value complete(Value v, Operation *user);
   /// The whole tensor of the sharded value `v`, gathered before `user`.
   FailureOr<Value> gather(Value v, Operation *user);
-  /// `v` sharded on `dim` for `user`: kept, exchanged from another sharded
+  /// `v` sharded as `want` for `user`: kept, exchanged from another sharded
   /// dimension (all_to_all), loaded sharded (a weight read only there), or
   /// sliced locally from this rank's index.
-  FailureOr<Value> shardOn(Value v, int64_t dim, Operation *user);
+  FailureOr<Value> shardOn(Value v, Shard want, Operation *user);
+  /// This rank's block of the whole value `v` as `want`, sliced locally.
+  Value sliceLocally(Value v, Shard want, Operation *user);
   /// Makes `v` whole on this axis for `user` (completed and gathered).
   FailureOr<Value> replicate(Value v, Operation *user);
   /// This rank's index along the axis times `block`, before `user`.
   Value blockOffset(int64_t block, Operation *user);
 
-  /// Whether factor `f` of `op` can be computed in blocks on this axis.
-  bool usable(Operation *op, const DimensionMapping &mapping, int f);
-  /// Why factor `f` cannot be, for diagnostics.
+  /// Whether `split` of `op` can be computed in blocks on this axis.
+  bool usable(Operation *op, const DimensionMapping &mapping,
+              FactorSplit split) {
+    return whyNotUsable(op, mapping, split).empty();
+  }
+  /// Why `split` cannot be, for diagnostics; empty when it can.
   std::string whyNotUsable(Operation *op, const DimensionMapping &mapping,
-                           int f);
+                           FactorSplit split);
+  /// The split of the factor that `shard` of operand `i` is, if usable.
+  std::optional<FactorSplit> carriedSplit(Operation *op,
+                                          const DimensionMapping &mapping,
+                                          unsigned i, Shard shard);
+  /// The operand of `op` that is a weight read only there, whole, which the
+  /// op contracts (the weight of a matmul), or -1.
+  int contractedWeight(Operation *op, const DimensionMapping &mapping);
   /// The factor `op` is computed in blocks along: requested by an
   /// annotation, seeded by the strategy, or carried by a sharded operand.
-  FailureOr<int> chooseFactor(Operation *op, const DimensionMapping &mapping);
+  FailureOr<FactorSplit> chooseFactor(Operation *op,
+                                      const DimensionMapping &mapping);
   LogicalResult partition(Operation *op);
   LogicalResult seedArguments();
   /// Honours a `braid.sharding` annotation that leaves the result of `op`
   /// whole on this axis.
   LogicalResult honourReplicatedAnnotation(Operation *op);
+  /// Records that the strategy wanted `op` split but it runs whole.
+  void leftWhole(Operation *op, const Twine &why);
 
   func::FuncOp function;
   MeshOp mesh;
   AxisStrategy strategy;
+  bool allowReplicated;
   OpBuilder builder;
-  llvm::DenseMap<Value, int64_t> sharded;
-  llvm::DenseSet<Value> partial;
+  llvm::DenseMap<Value, Shard> sharded;
+  /// Partial values and the combiner that completes each.
+  llvm::DenseMap<Value, ReductionKind> partial;
   /// Values whose slot dimension holds the slots that this rank's block of
   /// tokens filled, in that block's order: the root of the expert choices
   /// that routed them. Only a combine of the same tokens may read them.
-  llvm::DenseMap<Value, Value> routing;
+  llvm::DenseMap<Value, Routing> routing;
   llvm::DenseMap<Value, Value> sliceSource;
-  /// Reshardings already made: (value, dimension or -1 for whole).
-  llvm::DenseMap<std::pair<Value, int64_t>, Value> resharded;
+  /// Reshardings already made: (value, dimension or -1 for whole, outer).
+  llvm::DenseMap<std::tuple<Value, int64_t, int64_t>, Value> resharded;
   /// Mappings computed before any rewrite on this axis.
   llvm::DenseMap<Operation *, DimensionMapping> mappings;
+  /// Ops asked to compute their result split on a dimension because an
+  /// input they read could not be split where the preset splits inputs.
+  llvm::DenseMap<Operation *, int64_t> resultSeeds;
+  /// Whether anything is split, partial or exchanged on this axis.
+  bool partitionedSomething = false;
+  /// Ops the strategy wanted split that run whole, with why.
+  SmallVector<std::pair<Operation *, std::string>> wholeOps;
 };
 
 } // namespace
@@ -138,22 +248,51 @@ Value AxisPartitioner::blockOffset(int64_t block, Operation *user) {
   return arith::MulIOp::create(builder, loc, rank, blockSize);
 }
 
+Value AxisPartitioner::reshapeTo(Value v, RankedTensorType type,
+                                 Operation *user) {
+  if (v.getType() == type)
+    return v;
+  builder.setInsertionPoint(user);
+  return ReshapeOp::create(builder, user->getLoc(), type, v);
+}
+
+Value AxisPartitioner::expand(Value v,
+                              ArrayRef<std::pair<int64_t, int64_t>> outers,
+                              SmallVectorImpl<int64_t> &position,
+                              Operation *user) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  position.assign(type.getRank(), -1);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t outer = 1;
+    for (auto [dim, o] : outers)
+      if (dim == d)
+        outer = o;
+    if (outer > 1)
+      shape.push_back(outer);
+    position[d] = shape.size();
+    shape.push_back(type.getDimSize(d) / outer);
+  }
+  return reshapeTo(v, RankedTensorType::get(shape, type.getElementType()),
+                   user);
+}
+
 Value AxisPartitioner::complete(Value v, Operation *user) {
   builder.setInsertionPoint(user);
   Location loc = user->getLoc();
   auto type = cast<RankedTensorType>(v.getType());
-  auto sum = ReductionKindAttr::get(builder.getContext(), ReductionKind::Sum);
+  auto combiner = ReductionKindAttr::get(builder.getContext(), partial.at(v));
   Operation *collective;
   int64_t tokens = type.getRank() - 2;
   if (strategy.sequenceParallel && tokens >= 0 &&
       type.getDimSize(tokens) % size() == 0) {
     collective = ReduceScatterOp::create(
         builder, loc, resize(type, tokens, /*split=*/true), meshRef(), axes(),
-        v, sum, builder.getI64IntegerAttr(tokens));
-    sharded[collective->getResult(0)] = tokens;
+        v, combiner, builder.getI64IntegerAttr(tokens));
+    setShard(collective->getResult(0), Shard{tokens, 1});
   } else {
     collective =
-        AllReduceOp::create(builder, loc, type, meshRef(), axes(), v, sum);
+        AllReduceOp::create(builder, loc, type, meshRef(), axes(), v, combiner);
   }
   Value r = collective->getResult(0);
   v.replaceAllUsesExcept(r, collective);
@@ -162,8 +301,8 @@ Value AxisPartitioner::complete(Value v, Operation *user) {
 }
 
 FailureOr<Value> AxisPartitioner::gather(Value v, Operation *user) {
-  int64_t dim = dimOf(v);
-  if (auto it = resharded.find({v, -1}); it != resharded.end())
+  Shard shard = *shardOf(v);
+  if (auto it = resharded.find({v, -1, 1}); it != resharded.end())
     return it->second;
   if (routing.count(v))
     return user->emitOpError("braid-partition: this op needs whole the "
@@ -171,92 +310,126 @@ FailureOr<Value> AxisPartitioner::gather(Value v, Operation *user) {
                              "on axis '")
            << strategy.axis << "'; only a braid.moe_combine of the same "
            << "tokens can read them";
-  builder.setInsertionPoint(user);
   auto type = cast<RankedTensorType>(v.getType());
-  Value g = AllGatherOp::create(builder, user->getLoc(),
-                                resize(type, dim, /*split=*/false), meshRef(),
-                                axes(), v, builder.getI64IntegerAttr(dim));
-  resharded[{v, -1}] = g;
+  SmallVector<int64_t> position;
+  Value expanded = expand(v, {{shard.dim, shard.outer}}, position, user);
+  auto expandedType = cast<RankedTensorType>(expanded.getType());
+  builder.setInsertionPoint(user);
+  Value g = AllGatherOp::create(
+      builder, user->getLoc(),
+      resize(expandedType, position[shard.dim], /*split=*/false), meshRef(),
+      axes(), expanded, builder.getI64IntegerAttr(position[shard.dim]));
+  g = reshapeTo(g, resize(type, shard.dim, /*split=*/false), user);
+  resharded[{v, -1, 1}] = g;
   return g;
 }
 
 FailureOr<Value> AxisPartitioner::replicate(Value v, Operation *user) {
   if (partial.contains(v))
     v = complete(v, user);
-  if (dimOf(v) < 0)
+  if (!shardOf(v))
     return v;
   return gather(v, user);
 }
 
-FailureOr<Value> AxisPartitioner::shardOn(Value v, int64_t dim,
+Value AxisPartitioner::sliceLocally(Value v, Shard want, Operation *user) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> position;
+  Value expanded = expand(v, {{want.dim, want.outer}}, position, user);
+  auto expandedType = cast<RankedTensorType>(expanded.getType());
+  int64_t dim = position[want.dim];
+  RankedTensorType local = resize(expandedType, dim, /*split=*/true);
+  Value offset = blockOffset(local.getDimSize(dim), user);
+  SmallVector<int64_t> offsets(expandedType.getRank(), 0);
+  offsets[dim] = ShapedType::kDynamic;
+  SmallVector<int64_t> strides(expandedType.getRank(), 1);
+  Value slice = SliceOp::create(builder, user->getLoc(), local, expanded,
+                                ValueRange{offset},
+                                builder.getDenseI64ArrayAttr(offsets),
+                                builder.getDenseI64ArrayAttr(local.getShape()),
+                                builder.getDenseI64ArrayAttr(strides));
+  return reshapeTo(slice, resize(type, want.dim, /*split=*/true), user);
+}
+
+FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
                                           Operation *user) {
-  int64_t current = dimOf(v);
-  if (current == dim)
+  std::optional<Shard> current = shardOf(v);
+  if (current == want)
     return v;
-  if (auto it = resharded.find({v, dim}); it != resharded.end())
+  if (auto it = resharded.find({v, want.dim, want.outer});
+      it != resharded.end())
     return it->second;
   auto type = cast<RankedTensorType>(v.getType());
   Location loc = user->getLoc();
-  // Sharded on another dimension: one all-to-all moves the split.
-  if (current >= 0) {
+  // Sharded on another dimension: one all-to-all moves the split (around
+  // the views that make both splits contiguous).
+  if (current && current->dim != want.dim) {
+    SmallVector<int64_t> position;
+    Value expanded = expand(
+        v, {{current->dim, current->outer}, {want.dim, want.outer}}, position,
+        user);
+    auto expandedType = cast<RankedTensorType>(expanded.getType());
+    int64_t split = position[want.dim], concat = position[current->dim];
     builder.setInsertionPoint(user);
     Value exchanged = AllToAllOp::create(
         builder, loc,
-        resize(resize(type, current, /*split=*/false), dim, /*split=*/true),
-        meshRef(), axes(), v, builder.getI64IntegerAttr(dim),
-        builder.getI64IntegerAttr(current));
-    sharded[exchanged] = dim;
+        resize(resize(expandedType, concat, /*split=*/false), split,
+               /*split=*/true),
+        meshRef(), axes(), expanded, builder.getI64IntegerAttr(split),
+        builder.getI64IntegerAttr(concat));
+    exchanged = reshapeTo(
+        exchanged,
+        resize(resize(type, current->dim, /*split=*/false), want.dim,
+               /*split=*/true),
+        user);
+    setShard(exchanged, want);
     if (auto it = routing.find(v); it != routing.end())
       routing[exchanged] = it->second;
-    resharded[{v, dim}] = exchanged;
+    resharded[{v, want.dim, want.outer}] = exchanged;
     return exchanged;
   }
   if (routing.count(v))
     return user->emitOpError("braid-partition: cannot slice expert slots "
                              "that a block of tokens filled");
-  RankedTensorType local = resize(type, dim, /*split=*/true);
+  // The same dimension cut another way: gather, then cut.
+  if (current) {
+    FailureOr<Value> whole = gather(v, user);
+    if (failed(whole))
+      return failure();
+    return shardOn(*whole, want, user);
+  }
   // A weight read only here is loaded sharded.
-  if (auto weight = v.getDefiningOp<GetWeightOp>(); weight && v.hasOneUse()) {
+  if (auto weight = v.getDefiningOp<GetWeightOp>();
+      weight && v.hasOneUse() && want.outer == 1) {
     SmallVector<Attribute> entries;
     if (ArrayAttr existing = weight.getShardingAttr())
       entries.assign(existing.begin(), existing.end());
     else
       entries.assign(type.getRank(), builder.getArrayAttr({}));
-    SmallVector<Attribute> dimAxes(cast<ArrayAttr>(entries[dim]).getValue());
+    SmallVector<Attribute> dimAxes(
+        cast<ArrayAttr>(entries[want.dim]).getValue());
     dimAxes.push_back(builder.getStringAttr(strategy.axis));
-    entries[dim] = builder.getArrayAttr(dimAxes);
+    entries[want.dim] = builder.getArrayAttr(dimAxes);
     weight.setMeshAttr(meshRef());
     weight.setShardingAttr(builder.getArrayAttr(entries));
-    v.setType(local);
-    sharded[v] = dim;
+    v.setType(resize(type, want.dim, /*split=*/true));
+    setShard(v, want);
     return v;
   }
-  // Anything else: this rank's block, offset rank * block along `dim`.
-  Value offset = blockOffset(local.getDimSize(dim), user);
-  SmallVector<int64_t> offsets(type.getRank(), 0);
-  offsets[dim] = ShapedType::kDynamic;
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  Value slice = SliceOp::create(builder, loc, local, v, ValueRange{offset},
-                                builder.getDenseI64ArrayAttr(offsets),
-                                builder.getDenseI64ArrayAttr(local.getShape()),
-                                builder.getDenseI64ArrayAttr(strides));
-  sharded[slice] = dim;
+  // Anything else: this rank's block, from its index along the axis.
+  Value slice = sliceLocally(v, want, user);
+  setShard(slice, want);
   sliceSource[slice] = rootOf(v);
-  resharded[{v, dim}] = slice;
+  resharded[{v, want.dim, want.outer}] = slice;
   return slice;
-}
-
-bool AxisPartitioner::usable(Operation *op, const DimensionMapping &mapping,
-                             int f) {
-  return whyNotUsable(op, mapping, f).empty();
 }
 
 std::string AxisPartitioner::whyNotUsable(Operation *op,
                                           const DimensionMapping &mapping,
-                                          int f) {
-  if (f < 0)
+                                          FactorSplit split) {
+  if (split.factor < 0)
     return "the dimension is a broadcast of size 1";
-  const Factor &factor = mapping.getFactors()[f];
+  const Factor &factor = mapping.getFactors()[split.factor];
   switch (factor.kind) {
   case FactorKind::Whole:
     return "the op needs that dimension whole";
@@ -267,25 +440,29 @@ std::string AxisPartitioner::whyNotUsable(Operation *op,
   case FactorKind::Routed:
     break;
   }
-  if (factor.size % size() != 0)
-    return ("its factor of size " + Twine(factor.size) +
+  if (factor.size % split.within != 0 ||
+      (factor.size / split.within) % size() != 0)
+    return ("its factor of size " + Twine(factor.size / split.within) +
             " does not divide over " + Twine(size()) + " ranks")
         .str();
-  if (!mapping.leadsEveryDimension(f))
-    return "the dimension is merged below another one in some operand or "
-           "result, so a block of it is not contiguous";
+  if (split.within != 1 &&
+      !cast<DimensionMappingOpInterface>(op).canComputeBlock(
+          mapping, split.factor, split.within))
+    return "the op needs a contiguous block of that dimension, which is "
+           "merged below another one";
   if (factor.kind == FactorKind::Routed) {
     // Slots of this block of tokens must come from a dispatch of the same
     // block: every operand dimension of the slot factor must be routed by
     // the same expert choices.
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-      if (dimLedBy(mapping.getOperands()[i], *factor.routesTo) < 0)
+      if (!shardOfSplit(mapping, mapping.getOperands()[i],
+                        FactorSplit{(int)*factor.routesTo, 1}))
         continue;
       auto it = routing.find(operand);
       if (it == routing.end())
         return "its expert slots were not filled by this rank's tokens";
       bool sameChoices = llvm::any_of(op->getOperands(), [&](Value other) {
-        return rootOf(other) == it->second;
+        return rootOf(other) == it->second.choices;
       });
       if (!sameChoices)
         return "its expert slots were routed by other expert choices";
@@ -294,77 +471,129 @@ std::string AxisPartitioner::whyNotUsable(Operation *op,
   return "";
 }
 
-FailureOr<int> AxisPartitioner::chooseFactor(Operation *op,
-                                             const DimensionMapping &mapping) {
+std::optional<FactorSplit>
+AxisPartitioner::carriedSplit(Operation *op, const DimensionMapping &mapping,
+                              unsigned i, Shard shard) {
+  std::optional<FactorSplit> split =
+      splitOfShard(mapping, mapping.getOperands()[i], shard, size());
+  if (!split || !usable(op, mapping, *split))
+    return std::nullopt;
+  return split;
+}
+
+int AxisPartitioner::contractedWeight(Operation *op,
+                                      const DimensionMapping &mapping) {
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (operand.getDefiningOp<GetWeightOp>() && operand.hasOneUse() &&
+        !shardOf(operand) && !mapping.getContractionFactors(i).empty())
+      return i;
+  return -1;
+}
+
+void AxisPartitioner::leftWhole(Operation *op, const Twine &why) {
+  wholeOps.push_back({op, why.str()});
+}
+
+FailureOr<FactorSplit>
+AxisPartitioner::chooseFactor(Operation *op, const DimensionMapping &mapping) {
+  const ValueFactors &out = mapping.getResults().empty()
+                                ? ValueFactors()
+                                : mapping.getResults()[0];
   // An annotation on the op decides.
   if (auto annotation = op->getAttrOfType<ShardingAttr>(kShardingAttrName)) {
     for (auto [d, entry] : llvm::enumerate(annotation.getDims())) {
       if (!llvm::is_contained(annotation.getAxes(d), strategy.axis))
         continue;
-      int f = leadingFactor(mapping.getResults()[0], d);
-      std::string why = whyNotUsable(op, mapping, f);
+      std::optional<FactorSplit> split =
+          splitOfShard(mapping, out, Shard{(int64_t)d, 1}, size());
+      std::string why =
+          split ? whyNotUsable(op, mapping, *split)
+                : whyNotUsable(op, mapping,
+                               FactorSplit{leadingFactor(out, d), 1});
+      if (!split && why.empty())
+        why = "no block of that dimension is a block of one of the op's "
+              "factors";
       if (!why.empty())
         return op->emitOpError("cannot compute dimension ")
                << d << " of its result split over mesh axis '"
                << strategy.axis << "': " << why;
-      return f;
+      return *split;
     }
-    return -1;
+    return FactorSplit{};
   }
-  auto matmul = dyn_cast<MatmulOp>(op);
-  auto grouped = dyn_cast<GroupedMatmulOp>(op);
-  Value rhs = matmul ? matmul.getRhs() : grouped ? grouped.getWeight() : Value();
-  bool weighted = rhs && rhs.getDefiningOp<GetWeightOp>() && rhs.hasOneUse() &&
-                  dimOf(rhs) < 0;
-  const ValueFactors &out = mapping.getResults().empty()
-                                ? ValueFactors()
-                                : mapping.getResults()[0];
+  // An input the preset splits that this op could not read split: the op
+  // computes its result split on that dimension instead.
+  if (auto it = resultSeeds.find(op); it != resultSeeds.end())
+    if (std::optional<FactorSplit> split =
+            splitOfShard(mapping, out, Shard{it->second, 1}, size());
+        split && usable(op, mapping, *split))
+      return *split;
+
+  int weight = contractedWeight(op, mapping);
   // Expert parallel: expert weights stay where their experts live.
-  if (grouped && weighted && strategy.expertParallel) {
-    int e = leadingFactor(out, 0);
-    if (usable(op, mapping, e))
-      return e;
+  if (weight >= 0 && strategy.expertParallel) {
+    FactorSplit experts{mapping.getSharedBatchFactor(weight), 1};
+    if (experts.factor >= 0) {
+      std::string why = whyNotUsable(op, mapping, experts);
+      if (why.empty())
+        return experts;
+      leftWhole(op, "its expert weight is not split by expert: " + why);
+    }
   }
   // Slots that this rank's tokens filled cannot be gathered: the op works
   // on them where they are, or combines them with the same tokens.
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    if (!routing.count(operand))
+    auto it = routing.find(operand);
+    if (it == routing.end())
       continue;
-    int f = leadingFactor(mapping.getOperands()[i], dimOf(operand));
-    if (usable(op, mapping, f))
-      return f;
+    if (std::optional<FactorSplit> split =
+            carriedSplit(op, mapping, i, *shardOf(operand)))
+      return *split;
     for (auto [g, factor] : llvm::enumerate(mapping.getFactors()))
-      if (factor.kind == FactorKind::Routed && usable(op, mapping, g))
-        return (int)g;
+      if (factor.kind == FactorKind::Routed &&
+          usable(op, mapping, FactorSplit{(int)g, it->second.within}))
+        return FactorSplit{(int)g, it->second.within};
   }
   // The factor a sharded operand carries.
-  int carried = -1;
-  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    int f = leadingFactor(mapping.getOperands()[i], dimOf(operand));
-    if (dimOf(operand) >= 0 && usable(op, mapping, f)) {
-      carried = f;
-      break;
+  std::optional<FactorSplit> carried;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (std::optional<Shard> shard = shardOf(operand))
+      if ((carried = carriedSplit(op, mapping, i, *shard)))
+        break;
+  // Megatron: the weight's own output factor (column parallel) unless the
+  // contraction is already split (row parallel).
+  if (weight >= 0 && strategy.columnParallel) {
+    bool contraction =
+        carried &&
+        mapping.getFactors()[carried->factor].kind == FactorKind::Reduction;
+    FactorSplit columns{mapping.getOwnOutputFactor(weight), 1};
+    if (!contraction && columns.factor >= 0) {
+      std::string why = whyNotUsable(op, mapping, columns);
+      if (why.empty())
+        return columns;
+      if (!carried)
+        leftWhole(op, "its weight is not split: " + why);
     }
   }
-  // Megatron: column parallel unless the contraction is already split (row
-  // parallel).
-  if ((matmul || grouped) && weighted && strategy.columnParallel) {
-    bool contraction =
-        carried >= 0 && mapping.getFactors()[carried].kind ==
-                            FactorKind::Reduction;
-    int n = leadingFactor(out, out.size() - 1);
-    if (!contraction && usable(op, mapping, n))
-      return n;
-  }
-  if (carried >= 0)
-    return carried;
-  // Expert parallel: each rank dispatches its own block of tokens.
-  if (isa<MoeDispatchOp>(op) && strategy.expertParallel) {
-    int t = leadingFactor(mapping.getOperands()[0], 0);
-    if (usable(op, mapping, t))
-      return t;
-  }
-  return -1;
+  if (carried)
+    return *carried;
+  // Expert parallel: each rank routes its own block of tokens.
+  if (strategy.expertParallel)
+    for (auto [f, factor] : llvm::enumerate(mapping.getFactors()))
+      if (factor.kind == FactorKind::Routed &&
+          usable(op, mapping, FactorSplit{(int)f, 1}))
+        return FactorSplit{(int)f, 1};
+  // Megatron expects a contraction against a stored weight; one against an
+  // inline constant cannot be loaded split.
+  if (strategy.columnParallel && weight < 0)
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (auto constant = operand.getDefiningOp<ConstantOp>();
+          constant && getNumElements(operand) > 1 &&
+          !mapping.getContractionFactors(i).empty()) {
+        leftWhole(op, "it contracts an inline constant, not a weight");
+        break;
+      }
+  return FactorSplit{};
 }
 
 LogicalResult AxisPartitioner::honourReplicatedAnnotation(Operation *op) {
@@ -375,7 +604,7 @@ LogicalResult AxisPartitioner::honourReplicatedAnnotation(Operation *op) {
     if (llvm::is_contained(annotation.getAxes(d), strategy.axis))
       return success();
   Value result = op->getResult(0);
-  if (dimOf(result) < 0 && !partial.contains(result))
+  if (!shardOf(result) && !partial.contains(result))
     return success();
   Operation *next = op->getNextNode();
   FailureOr<Value> whole = replicate(result, next);
@@ -416,39 +645,40 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     return success();
   }
 
-  // Partial sums are completed before any use.
+  // Partial values are completed before any use.
   for (OpOperand &operand : op->getOpOperands())
     if (partial.contains(operand.get()))
       complete(operand.get(), op);
 
   const DimensionMapping &mapping = mappings[op];
-  FailureOr<int> chosenOr = chooseFactor(op, mapping);
+  FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
   if (failed(chosenOr))
     return failure();
-  int chosen = *chosenOr;
-  const Factor *factor = chosen >= 0 ? &mapping.getFactors()[chosen] : nullptr;
+  FactorSplit chosen = *chosenOr;
   // The factors computed in blocks: the chosen one, and for routed tokens
   // the slots they fill.
-  SmallVector<int, 2> split;
-  if (factor) {
-    split.push_back(chosen);
+  SmallVector<FactorSplit, 2> splits;
+  const Factor *factor = nullptr;
+  if (chosen.factor >= 0) {
+    factor = &mapping.getFactors()[chosen.factor];
+    splits.push_back(chosen);
     if (factor->kind == FactorKind::Routed)
-      split.push_back(*factor->routesTo);
+      splits.push_back(FactorSplit{(int)*factor->routesTo, 1});
   }
-  auto splitDim = [&](const ValueFactors &dims) -> int64_t {
-    for (int f : split)
-      if (int64_t d = dimLedBy(dims, f); d >= 0)
-        return d;
-    return -1;
+  auto shardIn = [&](const ValueFactors &dims) -> std::optional<Shard> {
+    for (FactorSplit split : splits)
+      if (std::optional<Shard> shard = shardOfSplit(mapping, dims, split))
+        return shard;
+    return std::nullopt;
   };
 
   // Operands: sharded where the chosen factor is, whole elsewhere.
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     if (!isa<RankedTensorType>(operand.getType()))
       continue;
-    int64_t want = splitDim(mapping.getOperands()[i]);
-    FailureOr<Value> local = want >= 0 ? shardOn(operand, want, op)
-                                       : replicate(operand, op);
+    std::optional<Shard> want = shardIn(mapping.getOperands()[i]);
+    FailureOr<Value> local =
+        want ? shardOn(operand, *want, op) : replicate(operand, op);
     if (failed(local))
       return failure();
     op->setOperand(i, *local);
@@ -456,12 +686,23 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   if (!factor)
     return honourReplicatedAnnotation(op);
 
-  // Ops that depend on absolute positions learn where their block starts.
-  Value offset = blockOffset(factor->size / size(), op);
-  if (failed(mappingOp.restrictToBlock(builder, mapping, chosen, offset)))
-    return op->emitOpError("cannot be restricted to a block of factor f")
-           << chosen << " of its dimension mapping";
-  if (offset.use_empty()) {
+  // The blocks, with where a contiguous one starts for ops that depend on
+  // absolute positions.
+  SmallVector<FactorBlock, 2> blocks;
+  Value offset;
+  for (FactorSplit split : splits) {
+    int64_t blockSize = mapping.getFactors()[split.factor].size / size();
+    FactorBlock block{(unsigned)split.factor, split.within, blockSize, {}};
+    if (split.factor == chosen.factor && split.within == 1)
+      block.offset = offset = blockOffset(blockSize / split.within, op);
+    blocks.push_back(block);
+  }
+  builder.setInsertionPoint(op);
+  if (failed(computeOnBlock(builder, op, mapping, blocks)))
+    return op->emitOpError("cannot be partitioned along factor f")
+           << chosen.factor << " of its dimension mapping on mesh axis '"
+           << strategy.axis << "'";
+  if (offset && offset.use_empty()) {
     Operation *mul = offset.getDefiningOp();
     SmallVector<Operation *> dead{mul, mul->getOperand(0).getDefiningOp(),
                                   mul->getOperand(1).getDefiningOp()};
@@ -470,32 +711,30 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   }
 
   // Results: sharded where the factor is, partial for a reduction.
-  Value routedBy;
-  if (factor->kind == FactorKind::Routed && isa<MoeDispatchOp>(op))
-    routedBy = rootOf(op->getOperand(1));
+  std::optional<Routing> routedBy;
+  if (factor->kind == FactorKind::Routed)
+    routedBy = Routing{rootOf(op->getOperand(*factor->routedBy)),
+                       chosen.within};
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
     if (auto it = routing.find(operand);
         it != routing.end() && factor->kind != FactorKind::Routed)
       routedBy = it->second;
   for (auto [r, result] : llvm::enumerate(op->getResults())) {
-    int64_t d = splitDim(mapping.getResults()[r]);
-    if (d >= 0) {
-      result.setType(resize(cast<RankedTensorType>(result.getType()), d,
-                            /*split=*/true));
-      sharded[result] = d;
+    if (std::optional<Shard> shard = shardIn(mapping.getResults()[r]))
+      setShard(result, *shard);
+    if (factor->kind == FactorKind::Reduction) {
+      partial[result] = *factor->combiner;
+      partitionedSomething = true;
     }
-    if (factor->kind == FactorKind::Reduction)
-      partial.insert(result);
-    if (routedBy)
-      routing[result] = routedBy;
+    // Routing tokens fills slots (a dispatch); reading slots back into
+    // tokens (a combine) ends the routing.
+    bool holdsSlots =
+        factor->kind != FactorKind::Routed ||
+        shardOfSplit(mapping, mapping.getResults()[r],
+                     FactorSplit{(int)*factor->routesTo, 1});
+    if (routedBy && holdsSlots)
+      routing[result] = *routedBy;
   }
-  // Shapes some ops keep in attributes follow their result.
-  if (auto slice = dyn_cast<SliceOp>(op))
-    slice.setStaticSizes(slice.getType().getShape());
-  if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
-    return op->emitOpError("cannot be partitioned along factor f")
-           << chosen << " of its dimension mapping on mesh axis '"
-           << strategy.axis << "'";
   return honourReplicatedAnnotation(op);
 }
 
@@ -525,42 +764,33 @@ LogicalResult AxisPartitioner::seedArguments() {
                << " does not divide over mesh axis '" << strategy.axis
                << "' of size " << size();
       }
-      // A preset does not split an input that no reader could use split
-      // (a gather reading it as its table): it would only be gathered back.
+      // A preset does not split an input that no reader could use split (a
+      // gather reading it as its table): it would only be gathered back.
+      // Its readers compute their results split on that dimension instead
+      // (an input reordered by a constant index, braid-balance-sequence,
+      // is then split through the index).
       bool anyUser = llvm::any_of(arg.getUses(), [&](OpOperand &use) {
         auto it = mappings.find(use.getOwner());
         if (it == mappings.end())
           return true;
-        const ValueFactors &dims =
-            it->second.getOperands()[use.getOperandNumber()];
-        return usable(use.getOwner(), it->second, leadingFactor(dims, dim));
+        return carriedSplit(use.getOwner(), it->second,
+                            use.getOperandNumber(), Shard{dim, 1})
+            .has_value();
       });
       if (!anyUser) {
-        // An input reordered along the split dimension by a constant index
-        // (braid-balance-sequence) is split through its index instead: the
-        // gather then computes this rank's block.
         for (Operation *user : arg.getUsers())
-          if (auto gather = dyn_cast<GatherOp>(user);
-              gather && gather.getInput() == arg && gather.getAxis() == dim &&
-              gather.getIndices().getType().getRank() == 1 &&
-              gather.getIndices().getType().getDimSize(0) % size() == 0) {
-            FailureOr<Value> local = shardOn(gather.getIndices(), 0, gather);
-            if (failed(local))
-              return failure();
-            gather.getIndicesMutable().assign(*local);
-          }
-        dim = -1;
+          resultSeeds[user] = dim;
+        continue;
       }
     }
-    if (dim < 0 || (strategy.inputDimIfDivisible && dim == strategy.inputDim &&
-                    type.getDimSize(dim) % size() != 0))
+    if (dim < 0)
       continue;
     if (type.getDimSize(dim) % size() != 0)
       return function.emitError("braid-partition: dimension ")
              << dim << " (size " << type.getDimSize(dim) << ") of " << what
              << " does not divide over mesh axis '" << strategy.axis
              << "' of size " << size();
-    FailureOr<Value> local = shardOn(arg, dim, &body.front());
+    FailureOr<Value> local = shardOn(arg, Shard{dim, 1}, &body.front());
     if (failed(local))
       return failure();
     arg.replaceAllUsesExcept(*local, local->getDefiningOp());
@@ -585,6 +815,27 @@ LogicalResult AxisPartitioner::run() {
   function.setType(FunctionType::get(
       function.getContext(), function.getArgumentTypes(),
       function.getBody().front().getTerminator()->getOperandTypes()));
+
+  // Partitioning never does less than asked without saying so: every op
+  // the strategy wanted split and could not is named, and an axis that
+  // splits nothing at all is an error unless replication was accepted.
+  for (auto &[op, why] : wholeOps)
+    mlir::emitWarning(op->getLoc())
+        << "braid-partition: '" << op->getName() << "' runs whole on mesh axis '"
+        << strategy.axis << "' (" << size() << " ranks): " << why;
+  if (partitionedSomething)
+    return success();
+  InFlightDiagnostic diag =
+      allowReplicated ? mlir::emitWarning(function.getLoc())
+                      : mlir::emitError(function.getLoc());
+  diag << "braid-partition: mesh axis '" << strategy.axis << "' ("
+       << size() << " ranks) partitions nothing in @" << function.getSymName()
+       << ": every rank would compute the whole program";
+  if (!allowReplicated) {
+    diag << " (accept that with allow-replicated, braidc "
+            "--allow-replicated)";
+    return failure();
+  }
   return success();
 }
 
@@ -750,7 +1001,7 @@ void PartitionPass::runOnOperation() {
     return signalPassFailure();
 
   for (const AxisStrategy &strategy : strategies) {
-    AxisPartitioner partitioner(function, mesh, strategy);
+    AxisPartitioner partitioner(function, mesh, strategy, allowReplicated);
     if (failed(partitioner.run()))
       return signalPassFailure();
   }

@@ -142,7 +142,10 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
     Option<"cpSize", "cp", "int64_t", /*default=*/"0",
            "Ranks along the context-parallel axis 'cp' (inputs split on dim 1)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"main\"",
-           "The function to partition">
+           "The function to partition">,
+    Option<"allowReplicated", "allow-replicated", "bool", /*default=*/"false",
+           "Accept a mesh axis that partitions nothing (every rank computes "
+           "the whole program) with a warning instead of an error">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];

@@ -439,6 +439,14 @@ def Braid_SliceOp : Braid_ComputeOp<"slice"> {
     int64_t getMinBytes() {
       return 2 * ::mlir::braid::getNumBytes(getResult());
     }
+    /// A kept dimension computed in blocks: the box's sizes follow the
+    /// result type.
+    ::mlir::LogicalResult restrictToBlock(::mlir::OpBuilder &builder,
+        const ::mlir::braid::DimensionMapping &mapping,
+        const ::mlir::braid::FactorBlock &block) {
+      setStaticSizes(getType().getShape());
+      return ::mlir::success();
+    }
   }];
 }
 
@@ -554,8 +562,11 @@ class Braid_AttentionBase<string mnemonic>
     /// A block of queries starting at `offset` sees keys up to
     /// `offset + (old causal offset)`: the causal offset moves by `offset`.
     ::mlir::LogicalResult restrictToBlock(::mlir::OpBuilder &builder,
-        const ::mlir::braid::DimensionMapping &mapping, unsigned factor,
-        ::mlir::Value offset);
+        const ::mlir::braid::DimensionMapping &mapping,
+        const ::mlir::braid::FactorBlock &block);
+    /// Causal attention's queries must be one contiguous block.
+    bool canComputeBlock(const ::mlir::braid::DimensionMapping &mapping,
+                         unsigned factor, int64_t within);
   }];
   let extraClassDeclaration = attentionCommon;
 }

@@ -36,17 +36,31 @@ def Braid_DimensionMappingOpInterface : OpInterface<"DimensionMappingOpInterface
       "Returns the factor mapping of every tensor operand and result dimension.",
       "::mlir::braid::DimensionMapping", "getDimensionMapping">,
     InterfaceMethod<[{
-        Called by partitioning when this op is about to compute only the block
-        of factor `factor` (of `mapping`, the op's mapping before the rewrite)
-        that starts at index `offset`, a runtime `index`. An op whose meaning
-        depends on absolute positions along a factor records the offset (causal
-        attention shifts its diagonal); returns failure if it cannot. Most ops
-        need nothing.
+        Whether the op can compute only a block of factor `factor` of
+        `mapping` split `within` ways (see `FactorBlock`): an op whose
+        meaning depends on absolute positions along the factor can compute a
+        contiguous block (`within` = 1), whose start it is told, but not a
+        strided one. Most ops can compute any block.
+      }],
+      "bool", "canComputeBlock",
+      (ins "const ::mlir::braid::DimensionMapping &":$mapping,
+           "unsigned":$factor, "int64_t":$within),
+      [{}], [{ return true; }]>,
+    InterfaceMethod<[{
+        Called when this op is about to compute only `block` of one factor
+        of `mapping` (the op's mapping before the rewrite), after its
+        operands and result types were made the block's: partitioning (a
+        rank's share) and chunking (Domino, ISO) both call it, through
+        `computeOnBlock`. An op that keeps shapes in attributes updates them
+        from its types (slice sizes); an op whose meaning depends on
+        absolute positions records the block's start (causal attention
+        shifts its diagonal). Returns failure if it cannot. Most ops need
+        nothing.
       }],
       "::mlir::LogicalResult", "restrictToBlock",
       (ins "::mlir::OpBuilder &":$builder,
            "const ::mlir::braid::DimensionMapping &":$mapping,
-           "unsigned":$factor, "::mlir::Value":$offset),
+           "const ::mlir::braid::FactorBlock &":$block),
       [{}], [{ return ::mlir::success(); }]>
   ];
 }

@@ -1004,16 +1004,26 @@ template <typename OpTy> static int64_t getAttentionFlops(OpTy op) {
 /// Moves the causal diagonal of `op` when it computes only the queries from
 /// `offset` on; the key and query sizes come from the op's mapping before
 /// the rewrite, so that its types may already be per-rank.
+/// Whether `factor` is the query sequence of causal attention, whose blocks
+/// must know where they start.
+template <typename OpTy>
+static bool isCausalQueryFactor(OpTy op, const DimensionMapping &mapping,
+                                unsigned factor) {
+  const ValueFactors &query = mapping.getOperands()[0];
+  return op.getCausal() && !query[2].empty() && query[2].front() == factor;
+}
+
 template <typename OpTy>
 static LogicalResult restrictAttentionToBlock(OpTy op, OpBuilder &builder,
                                               const DimensionMapping &mapping,
-                                              unsigned factor, Value offset) {
-  const ValueFactors &query = mapping.getOperands()[0];
-  if (!op.getCausal() || query[2].empty() || query[2].front() != factor)
+                                              const FactorBlock &block) {
+  if (!isCausalQueryFactor(op, mapping, block.factor))
     return success();
   const ValueFactors &key = mapping.getOperands()[1];
-  if (key[2].empty())
+  if (key[2].empty() || !block.offset)
     return failure();
+  unsigned factor = block.factor;
+  Value offset = block.offset;
   Value base = op.getCausalOffset();
   Location loc = op.getLoc();
   builder.setInsertionPoint(op);
@@ -1046,8 +1056,12 @@ int64_t AttentionOp::getNumScoredPairs() {
 int64_t AttentionOp::getFlops() { return getAttentionFlops(*this); }
 LogicalResult AttentionOp::restrictToBlock(OpBuilder &builder,
                                            const DimensionMapping &mapping,
-                                           unsigned factor, Value offset) {
-  return restrictAttentionToBlock(*this, builder, mapping, factor, offset);
+                                           const FactorBlock &block) {
+  return restrictAttentionToBlock(*this, builder, mapping, block);
+}
+bool AttentionOp::canComputeBlock(const DimensionMapping &mapping,
+                                  unsigned factor, int64_t within) {
+  return within == 1 || !isCausalQueryFactor(*this, mapping, factor);
 }
 
 DimensionMapping AttentionPartialOp::getDimensionMapping() {
@@ -1058,9 +1072,13 @@ int64_t AttentionPartialOp::getNumScoredPairs() {
 }
 int64_t AttentionPartialOp::getFlops() { return getAttentionFlops(*this); }
 LogicalResult AttentionPartialOp::restrictToBlock(
-    OpBuilder &builder, const DimensionMapping &mapping, unsigned factor,
-    Value offset) {
-  return restrictAttentionToBlock(*this, builder, mapping, factor, offset);
+    OpBuilder &builder, const DimensionMapping &mapping,
+    const FactorBlock &block) {
+  return restrictAttentionToBlock(*this, builder, mapping, block);
+}
+bool AttentionPartialOp::canComputeBlock(const DimensionMapping &mapping,
+                                         unsigned factor, int64_t within) {
+  return within == 1 || !isCausalQueryFactor(*this, mapping, factor);
 }
 
 LogicalResult AttentionMergeOp::inferReturnTypes(
@@ -1192,7 +1210,7 @@ DimensionMapping MoeDispatchOp::getDimensionMapping() {
   // no pair is ever dropped for capacity.
   unsigned t =
       neverDropsPairs(getExperts(), result.getDimSize(1))
-          ? mapping.addRoutedFactor(input.getDimSize(0), c)
+          ? mapping.addRoutedFactor(input.getDimSize(0), c, /*routedBy=*/1)
           : mapping.addFactor(input.getDimSize(0), FactorKind::Whole);
   unsigned h = mapping.addFactor(input.getDimSize(1), FactorKind::Parallel);
   unsigned k = mapping.addFactor(getExperts().getType().getDimSize(1),
@@ -1237,7 +1255,7 @@ DimensionMapping MoeCombineOp::getDimensionMapping() {
   // dropped; otherwise tokens are whole.
   unsigned t =
       neverDropsPairs(getExperts(), input.getDimSize(1))
-          ? mapping.addRoutedFactor(experts.getDimSize(0), c)
+          ? mapping.addRoutedFactor(experts.getDimSize(0), c, /*routedBy=*/1)
           : mapping.addFactor(experts.getDimSize(0), FactorKind::Whole);
   unsigned k = mapping.addFactor(experts.getDimSize(1), FactorKind::Whole);
   mapping.addOperand({{e}, {c}, {h}});

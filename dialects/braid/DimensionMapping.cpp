@@ -11,14 +11,73 @@ using namespace mlir::braid;
 unsigned DimensionMapping::addFactor(int64_t size, FactorKind kind,
                                      std::optional<ReductionKind> combiner,
                                      std::optional<unsigned> prefixOf) {
-  factors.push_back(Factor{size, kind, combiner, prefixOf, std::nullopt});
+  factors.push_back(
+      Factor{size, kind, combiner, prefixOf, std::nullopt, std::nullopt});
   return factors.size() - 1;
 }
 
-unsigned DimensionMapping::addRoutedFactor(int64_t size, unsigned slots) {
-  factors.push_back(
-      Factor{size, FactorKind::Routed, std::nullopt, std::nullopt, slots});
+unsigned DimensionMapping::addRoutedFactor(int64_t size, unsigned slots,
+                                           unsigned routedBy) {
+  factors.push_back(Factor{size, FactorKind::Routed, std::nullopt,
+                           std::nullopt, slots, routedBy});
   return factors.size() - 1;
+}
+
+int64_t DimensionMapping::blockDimSize(const DimFactors &dims,
+                                       ArrayRef<FactorBlock> blocks) const {
+  int64_t size = 1;
+  for (unsigned f : dims) {
+    const FactorBlock *block = llvm::find_if(
+        blocks, [&](const FactorBlock &b) { return b.factor == f; });
+    size *= block != blocks.end() ? block->size : factors[f].size;
+  }
+  return size;
+}
+
+/// Whether factor `f` appears in some dimension of `value`.
+static bool mentions(const ValueFactors &value, unsigned f) {
+  return llvm::any_of(value, [&](const DimFactors &dims) {
+    return llvm::is_contained(dims, f);
+  });
+}
+
+/// Whether factor `f` appears in an operand other than `operand`.
+static bool inOtherOperand(ArrayRef<ValueFactors> operands, unsigned operand,
+                           unsigned f) {
+  for (auto [i, value] : llvm::enumerate(operands))
+    if (i != operand && mentions(value, f))
+      return true;
+  return false;
+}
+
+SmallVector<unsigned>
+DimensionMapping::getContractionFactors(unsigned operand) const {
+  SmallVector<unsigned> result;
+  for (auto [f, factor] : llvm::enumerate(factors))
+    if (factor.kind == FactorKind::Reduction &&
+        mentions(operands[operand], f) && inOtherOperand(operands, operand, f))
+      result.push_back(f);
+  return result;
+}
+
+int DimensionMapping::getOwnOutputFactor(unsigned operand) const {
+  if (results.empty())
+    return -1;
+  for (auto [f, factor] : llvm::enumerate(factors))
+    if (factor.kind == FactorKind::Parallel && mentions(operands[operand], f) &&
+        mentions(results[0], f) && !inOtherOperand(operands, operand, f))
+      return f;
+  return -1;
+}
+
+int DimensionMapping::getSharedBatchFactor(unsigned operand) const {
+  if (results.empty())
+    return -1;
+  for (auto [f, factor] : llvm::enumerate(factors))
+    if (factor.kind == FactorKind::Parallel && mentions(operands[operand], f) &&
+        mentions(results[0], f) && inOtherOperand(operands, operand, f))
+      return f;
+  return -1;
 }
 
 bool DimensionMapping::leadsEveryDimension(unsigned f) const {
@@ -158,6 +217,8 @@ std::optional<std::string> DimensionMapping::check(Operation *op) const {
       if (!factor.routesTo || *factor.routesTo >= factors.size() ||
           *factor.routesTo == f)
         return name + " is routed but names no slot factor";
+      if (!factor.routedBy || *factor.routedBy >= operands.size())
+        return name + " is routed but names no operand of routing choices";
       break;
     }
   }

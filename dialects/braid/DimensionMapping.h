@@ -53,6 +53,25 @@ struct Factor {
   std::optional<unsigned> prefixOf;
   /// For a Routed factor, the slot factor its tokens are routed into.
   std::optional<unsigned> routesTo;
+  /// For a Routed factor, the operand holding the routing choices (which
+  /// expert each token goes to): slots are consistent only between ops
+  /// routed by the same choices.
+  std::optional<unsigned> routedBy;
+};
+
+/// A block of one factor that an op computes alone (a rank's share under
+/// partitioning, a chunk under Domino/ISO). The factor's range is viewed as
+/// [within, size / within]; the block holds `size` indices: `size / within`
+/// consecutive indices of the second part, for each of the `within` indices
+/// of the first. `within == 1` is one contiguous block.
+struct FactorBlock {
+  unsigned factor = 0;
+  int64_t within = 1;
+  /// Indices of the factor in the block.
+  int64_t size = 0;
+  /// Where a contiguous block starts (an `index` value); null when `within`
+  /// is not 1, where no single start exists.
+  Value offset;
 };
 
 /// The factors of one dimension, major to minor; empty for a dimension of
@@ -87,8 +106,9 @@ public:
   unsigned addFactor(int64_t size, FactorKind kind,
                      std::optional<ReductionKind> combiner = std::nullopt,
                      std::optional<unsigned> prefixOf = std::nullopt);
-  /// Adds a Routed token factor whose tokens fill slots of factor `slots`.
-  unsigned addRoutedFactor(int64_t size, unsigned slots);
+  /// Adds a Routed token factor whose tokens fill slots of factor `slots`
+  /// by the choices in operand `routedBy`.
+  unsigned addRoutedFactor(int64_t size, unsigned slots, unsigned routedBy);
   /// Appends the mapping of the next operand / result.
   void addOperand(ValueFactors dims) { operands.push_back(std::move(dims)); }
   void addResult(ValueFactors dims) { results.push_back(std::move(dims)); }
@@ -112,6 +132,22 @@ public:
   /// Whether factor `f` leads every dimension it is part of: only then is a
   /// block of it one contiguous block of each of those dimensions.
   bool leadsEveryDimension(unsigned f) const;
+
+  /// The size that dimension `dims` has when the op computes only `blocks`
+  /// (each listed factor holding its block's indices).
+  int64_t blockDimSize(const DimFactors &dims,
+                       ArrayRef<FactorBlock> blocks) const;
+
+  /// The factors of operand `operand` that are reductions shared with
+  /// another operand (the contraction of a matmul against that operand).
+  SmallVector<unsigned> getContractionFactors(unsigned operand) const;
+  /// The factor of `operand` that is parallel and shared with the first
+  /// result but with no other operand (a matmul's output columns, N), or -1.
+  int getOwnOutputFactor(unsigned operand) const;
+  /// The factor of `operand` that is parallel and shared with the first
+  /// result and with another operand (a grouped matmul's experts, a batch),
+  /// or -1 when there is none.
+  int getSharedBatchFactor(unsigned operand) const;
 
   /// Prints `([f0, f1], [f1, f2]) -> ([f0, f2]) {f0 = 8, f1 = 16 sum, ...}`:
   /// `_` for a factorless dimension, `-` for a non-tensor value, `(f0 f1)` for

@@ -40,15 +40,21 @@ func.func @main(%x: tensor<4x8xf32> {braid.sharding = #braid.sharding<@world, [[
 // -----
 
 // Reshape: a split dimension that stays major stays split; merged below
-// another one it is gathered first. Transpose moves the split dimension.
+// another one it stays split too, strided (every 8 elements, this rank's 4),
+// and is gathered through the view that makes the split contiguous again.
+// Transpose moves the split dimension.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[Y:.*]] = braid.slice %arg1 offsets [0, %{{.*}}] sizes [4, 4]
 // CHECK: %[[X:.*]] = braid.slice %arg0 offsets [%{{.*}}, 0] sizes [2, 8]
 // CHECK: %[[R:.*]] = braid.reshape %[[X]] : tensor<2x8xf32> -> tensor<16xf32>
-// CHECK: %[[G:.*]] = braid.all_gather %[[Y]] on @world["tp"] dim 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+// CHECK: %[[S:.*]] = braid.reshape %[[Y]] : tensor<4x4xf32> -> tensor<16xf32>
+// CHECK: %[[T:.*]] = braid.transpose %[[X]] [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>
+// CHECK: %[[RR:.*]] = braid.reshape %[[R]] : tensor<16xf32> -> tensor<4x4xf32>
+// CHECK: braid.all_gather %[[T]] on @world["tp"] dim 1 : tensor<8x2xf32> -> tensor<8x4xf32>
+// CHECK: %[[V:.*]] = braid.reshape %[[S]] : tensor<16xf32> -> tensor<4x4xf32>
+// CHECK: %[[G:.*]] = braid.all_gather %[[V]] on @world["tp"] dim 1 : tensor<4x4xf32> -> tensor<4x8xf32>
 // CHECK: braid.reshape %[[G]] : tensor<4x8xf32> -> tensor<32xf32>
-// CHECK: braid.transpose %[[X]] [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>
-// CHECK: braid.reshape %[[R]] : tensor<16xf32> -> tensor<4x4xf32>
+// CHECK: braid.all_gather %[[RR]] on @world["tp"] dim 0 : tensor<4x4xf32> -> tensor<8x4xf32>
 braid.mesh @world(tp = 2)
 func.func @main(%x: tensor<4x8xf32> {braid.sharding = #braid.sharding<@world, [["tp"], []]>}, %y: tensor<4x8xf32> {braid.sharding = #braid.sharding<@world, [[], ["tp"]]>}) -> (tensor<8x4xf32>, tensor<32xf32>, tensor<8x4xf32>) {
   %r = braid.reshape %x : tensor<4x8xf32> -> tensor<32xf32>

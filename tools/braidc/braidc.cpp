@@ -50,6 +50,12 @@ llvm::cl::opt<std::string> parallel(
         "cp=N (sequence split), comma-separated for a multi-axis mesh, "
         "e.g. dp=2,tp=2; runs braid-partition before any --pipeline"),
     llvm::cl::value_desc("dp=2,tp=2"));
+llvm::cl::opt<bool> allowReplicated(
+    "allow-replicated",
+    llvm::cl::desc("Accept a --parallel axis that partitions nothing (every "
+                   "rank computes the whole model) with a warning instead of "
+                   "an error"),
+    llvm::cl::init(false));
 llvm::cl::opt<std::string> overlap(
     "overlap",
     llvm::cl::desc(
@@ -119,6 +125,8 @@ int main(int argc, char **argv) {
         options += " " + kind.str() + "=" + count.str();
       }
     }
+    if (allowReplicated)
+      options += " allow-replicated=true";
     std::string partition = "braid-split-fused-projections,braid-partition{" +
                             options.substr(1) + "}";
     request.pipeline =
