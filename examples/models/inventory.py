@@ -222,9 +222,8 @@ The opt model (same weights), TorchScript exporter, opset 17.  The causal +
 padding mask is built in the graph:
 - Trilu(upper=1, k=1) on a [16, 16] float32-min constant -> Mul (0/1) ->
   Unsqueeze x2 -> Expand (Equal/Where shape) to [2, 1, 16, 16]; the padding
-  mask (all
-  ones, a constant) added and compared with 0 (Equal), Where(min) -> written
-  back into the causal mask with ScatterND (the `mask[..., :n] =
+  mask (all ones, a constant) added and compared with 0 (Equal), Where(min)
+  -> written back into the causal mask with ScatterND (the `mask[..., :n] =
   masked_fill(...)` slice assignment), with a [2, 1, 16, 16, 4] index tensor
   Concat'ed from four Expanded aranges.  ONNX shape inference leaves these
   values with unknown dims.
