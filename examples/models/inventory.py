@@ -26,7 +26,10 @@ import onnx
 from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ["mlp", "mlp_external", "gpt2", "gpt2_sdpa", "llama", "mixtral"]
+MODELS = ["mlp", "mlp_external", "gpt2", "gpt2_sdpa", "llama", "mixtral",
+          "qwen2_dynamo", "qwen2_torchscript", "phi3_dynamo", "phi3_torchscript",
+          "opt_dynamo", "opt_torchscript", "bert_dynamo", "bert_torchscript",
+          "qwen2moe_torchscript"]  # qwen2moe_dynamo: no export (manifest.json)
 
 # Ops whose output shape depends on input *values* (not only input shapes).
 DATA_DEPENDENT = {"NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan",
@@ -151,6 +154,126 @@ graph with data-dependent shapes.
 - Counts: 8 NonZero (4 experts x 2 layers), 8 ScatterElements, 2 TopK,
   2 OneHot, 30 Shape.  Everything downstream of a NonZero has an unknown first
   dim (n tokens routed to that expert) until run time.""",
+    "qwen2_dynamo": """\
+Hugging Face Qwen2 (sdpa attention; GQA 4/2; q/k/v projections with biases),
+dynamo exporter, opset 18.  The same graph as llama's except the biases:
+- q/k/v: MatMul [64, 64] / [64, 32] / [64, 32] then Add a bias [64] / [32] /
+  [32]; o_proj has no bias (MatMul only).  Reshape [2, 16, -1, 16] ->
+  Transpose [0, 2, 1, 3].
+- RMSNorm as llama (Pow, ReduceMean axes input, Add 1e-6, Sqrt, Reciprocal,
+  Mul, Mul weight); rotary cos/sin folded initializers [1, 1, 16, 16];
+  repeat_kv Unsqueeze -> Expand (constant 5-D shape) -> Reshape; q and k^T
+  each Mul 0.5; causal mask a folded initializer [2, 1, 16, 17], Sliced.
+- Untied lm_head: MatMul [64, 1000].""",
+    "qwen2_torchscript": """\
+The qwen2 model (same weights), TorchScript exporter, opset 17.  Like mixtral's
+attention: rotary cos/sin computed in the graph (inv_freq Expand -> MatMul ->
+Cos, Sin); the Equal/Where-built Expand shapes (mask, rotary, repeat_kv) leave
+dims unknown to ONNX shape inference (constant folding makes them static);
+RMSNorm with Div(1, .) and ReduceMean(axes attribute).
+- q/k/v: MatMul then Add bias; sdpa lowered to MatMul(q * 0.5,
+  Transpose(k, [0, 1, 3, 2]) * 0.5) + mask -> Softmax -> MatMul v; causal
+  mask a constant [1, 1, 16, 17] Expanded (Equal/Where shape) and Sliced.""",
+    "phi3_dynamo": """\
+Hugging Face Phi-3 (sdpa attention; GQA 4/2; rope_scaling None,
+sliding_window None), dynamo exporter, opset 18.  The fused projections:
+- qkv_proj: one MatMul [64, 128] (no bias), then three Slices on axis 2 of
+  UNEQUAL widths: q = [0, 64) (4 heads x 16), k = [64, 96), v = [96, end)
+  (2 kv heads x 16 each).  Each Reshape [2, 16, -1, 16] -> Transpose.
+- gate_up_proj: one MatMul [64, 256], then Split(axis 2, num_outputs=2) into
+  gate [.., 128] and up [.., 128]; SiLU(gate) * up -> down_proj MatMul
+  [128, 64].
+- Otherwise as llama: RMSNorm decomposed (Reciprocal form), rotary cos/sin
+  folded [1, 1, 16, 16] (full rotary: partial_rotary_factor 1), repeat_kv
+  Unsqueeze/Expand/Reshape, q and k^T each Mul 0.5, causal mask a folded
+  [2, 1, 16, 17] Sliced; untied lm_head MatMul [64, 1000].
+- Residuals add the block input (before the norm).""",
+    "phi3_torchscript": """\
+The phi3 model (same weights), TorchScript exporter, opset 17.
+- qkv_proj: MatMul [64, 128] -> Slice [0, 64), [64, 96), [96, end) on axis 2
+  (constant starts/ends), as in phi3_dynamo.
+- gate_up_proj: MatMul [64, 256] -> `chunk(2)` lowered to two Slices whose
+  ends are computed in-graph: Shape -> Gather(-1) -> Add 1 -> Div 2 -> Mul
+  (1, 2); ONNX shape inference leaves the halves (and the MLP after them)
+  with unknown dims.
+- Rotary applied through the partial-rotary path: q/k are Sliced [0, 16) and
+  [16, end) on the head dim (the second slice is EMPTY, [2, h, 16, 0]), the
+  rotation done on the first, then Concat with the empty slice.
+- Rotary cos/sin computed in-graph, Equal/Where Expand shapes, RMSNorm with
+  Div(1, .), mask a constant [1, 1, 16, 17] Expanded, as qwen2_torchscript.""",
+    "opt_dynamo": """\
+Hugging Face OPT (eager attention, do_layer_norm_before=True, ReLU, learned
+positions, lm_head tied to embed_tokens), dynamo exporter, opset 18.
+- Embeddings: Reshape [-1, 16] -> Gather(embed_tokens [1000, 64]) + Gather
+  (embed_positions [66, 64], a folded constant index [2, 16] = cumsum of the
+  all-ones mask - 1 + offset 2, i.e. 2..17).
+- Pre-LN blocks: LayerNormalization (eps 1e-5, stash_type 1) -> q/k/v
+  MatMul + Add bias; q scaled by Mul 0.25 BEFORE the MatMul (head_dim^-0.5);
+  k Transposed [0, 2, 3, 1]; scores + a folded causal mask [2, 1, 16, 16]
+  (0 / float32 min) -> Softmax -> MatMul v -> out_proj MatMul + bias ->
+  residual Add.
+- FFN on a 2-D view: Reshape [-1, 64] -> LayerNormalization -> Gemm
+  (transB=1, bias) 64->128 -> Relu -> Gemm 128->64 -> residual Add ->
+  Reshape [2, 16, 64].
+- Final LayerNormalization, then the tied lm_head as MatMul with
+  Transpose(embed_tokens) (the embedding is stored once).""",
+    "opt_torchscript": """\
+The opt model (same weights), TorchScript exporter, opset 17.  The causal +
+padding mask is built in the graph:
+- Trilu(upper=1, k=1) on a [16, 16] float32-min constant -> Mul (0/1) ->
+  Unsqueeze x2 -> Expand (Equal/Where shape) to [2, 1, 16, 16]; the padding
+  mask (all ones, a constant) added and compared with 0 (Equal), Where(min)
+  -> written back into the causal mask with ScatterND (the `mask[..., :n] =
+  masked_fill(...)` slice assignment), with a [2, 1, 16, 16, 4] index tensor
+  Concat'ed from four Expanded aranges.  ONNX shape inference leaves these
+  values with unknown dims.
+- Positions: CumSum of the constant all-ones mask -> Mul -> Sub 1 -> Cast
+  int64 -> Add 2 -> Gather(embed_positions [66, 64]).
+- Layers as opt_dynamo (q/k/v MatMul + Add bias, Mul 0.25 on q, Gemm for
+  fc1/fc2 on a 2-D view, Relu); the tied lm_head is a second, pre-transposed
+  copy of the embedding (MatMul [64, 1000]).""",
+    "bert_dynamo": """\
+Hugging Face BertForMaskedLM (eager attention; GELU erf; post-LN), dynamo
+exporter, opset 18.  Output: the MLM logits [2, 16, 1000].  The wrapper passes
+token_type_ids = zeros and no attention mask.
+- Embeddings: Gather(word_embeddings) + a folded constant [2, 16, 64] (the
+  token-type embedding of the all-zeros ids) + Gather(position_embeddings,
+  constant [1, 16]) -> LayerNormalization (eps 1e-12).
+- Attention (bidirectional, no causal mask): q/k/v MatMul + Add bias; k
+  Transposed [0, 2, 3, 1]; scores Div 4 (sqrt(head_dim)) + a constant
+  [2, 1, 1, 16] (the extended attention mask of an all-ones mask: all -0.0)
+  -> Softmax -> MatMul v -> dense + bias -> Add residual -> LayerNormalization.
+- FFN: MatMul + bias 64->128 -> GELU (Div sqrt2, Erf, Add 1, Mul 0.5, Mul) ->
+  MatMul + bias -> Add residual -> LayerNormalization.
+- MLM head: dense + bias -> GELU -> LayerNormalization -> decoder MatMul with
+  Transpose(word_embeddings) (tied) -> Add bias [1000].""",
+    "bert_torchscript": """\
+The bert model (same weights), TorchScript exporter, opset 17.  As
+bert_dynamo, except: the token-type embedding is a Gather of
+token_type_embeddings [2, 64] with a constant zeros index [2, 16] (not
+folded); the tied decoder is a second, pre-transposed copy of the word
+embeddings (MatMul [64, 1000]); GELU's Mul 0.5 comes last; scalars are
+Constant nodes.""",
+    "qwen2moe_torchscript": """\
+Hugging Face Qwen2-MoE (eager attention; GQA 4/2; q/k/v biases; every layer
+MoE: 4 experts top-2, moe_intermediate_size 32, a shared expert of 64 with a
+sigmoid gate; norm_topk_prob False), TorchScript exporter, opset 17 (the
+dynamo exporter fails on it, as on mixtral: see above).  Attention as
+qwen2_torchscript but eager: MatMul(q, k^T) -> Div 4 (sqrt(head_dim)) -> Add
+the mask -> Softmax -> MatMul v.
+- MoE routing, per layer: Reshape [-1, 64] -> gate MatMul [64, 4] ->
+  Softmax(axis 1) -> TopK(2) (weights NOT renormalised: no ReduceSum/Div) ->
+  OneHot(depth 4) -> Transpose [2, 1, 0] = expert_mask [4, 2, 32].  Then per
+  expert, unrolled for all 4 (export.py checks the trace input hits every
+  expert of both layers): Gather -> Cast bool -> NonZero -> Transpose/Split/
+  Squeeze -> Gather the routed rows -> expert SwiGLU (MatMul [64, 32] x2,
+  Sigmoid, Mul, MatMul [32, 64]) -> Mul by the routing weight (Flatten and
+  index arithmetic) -> ScatterElements(axis 0) into a constant zeros [32, 64]
+  -> Add onto the running sum.  As in mixtral.
+- Shared expert: SwiGLU (MatMul [64, 64] x2, [64, 64]) on all 32 tokens,
+  times Sigmoid(MatMul [64, 1]) (the shared_expert_gate), added to the
+  routed sum.
+- Counts: 8 NonZero, 8 ScatterElements, 2 TopK, 2 OneHot.""",
 }
 
 
@@ -324,7 +447,7 @@ def main() -> int:
     for name in MODELS:
         m = onnx.load(os.path.join(HERE, name, "model.onnx"), load_external_data=False)
         union.update({n.op_type for n in all_nodes(m.graph)})
-    lines.append("== all models: op types and in how many of the 6 models they appear ==")
+    lines.append(f"== all models: op types and in how many of the {len(MODELS)} models they appear ==")
     lines.append("  " + ", ".join(f"{op}({c})" for op, c in sorted(union.items())))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(HERE, "inventory.txt"), "w") as f:
