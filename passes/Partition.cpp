@@ -199,6 +199,20 @@ private:
   /// The operand of `op` that is a weight read only there, whole, which the
   /// op contracts (the weight of a matmul), or -1.
   int contractedWeight(Operation *op, const DimensionMapping &mapping);
+  /// Whether computing `value` sharded as `shard` pays: following it
+  /// through the ops that can carry the split (parallel factors), it ends in
+  /// a contraction or reduction over it (Megatron's row-parallel pair, an
+  /// all-reduce of a smaller partial) or a function result, never in an op
+  /// that needs it whole (which would gather it right back: a column-parallel
+  /// projection feeding a LayerNorm or a router's top-k is better
+  /// replicated). Looks ahead through consumers, so a producer's choice
+  /// follows what its users need.
+  bool splitPays(Value value, Shard shard, unsigned depth = 0);
+  /// The combiner of the partial operands of `op` when they may flow
+  /// through it uncompleted (see DimensionMappingOpInterface::
+  /// propagatesPartialSums), or std::nullopt when they are completed first.
+  std::optional<ReductionKind> partialThrough(Operation *op,
+                                              const DimensionMapping &mapping);
   /// The factor `op` is computed in blocks along: requested by an
   /// annotation, seeded by the strategy, or carried by a sharded operand.
   FailureOr<FactorSplit> chooseFactor(Operation *op,
@@ -233,6 +247,8 @@ private:
   llvm::DenseMap<Operation *, int64_t> resultSeeds;
   /// Whether anything is split, partial or exchanged on this axis.
   bool partitionedSomething = false;
+  /// Answers of splitPays, by (value, dimension, outer).
+  llvm::DenseMap<std::tuple<Value, int64_t, int64_t>, bool> paysCache;
   /// Ops the strategy wanted split that run whole, with why.
   SmallVector<std::pair<Operation *, std::string>> wholeOps;
 };
@@ -490,6 +506,80 @@ int AxisPartitioner::contractedWeight(Operation *op,
   return -1;
 }
 
+bool AxisPartitioner::splitPays(Value value, Shard shard, unsigned depth) {
+  auto key = std::make_tuple(value, shard.dim, shard.outer);
+  if (auto it = paysCache.find(key); it != paysCache.end())
+    return it->second;
+  // Deep chains are assumed to pay (they would end in some contraction).
+  if (depth > 64)
+    return true;
+  paysCache[key] = true; // a cycle through a region cannot occur; be safe
+  bool pays = true;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user))
+      continue;
+    auto it = mappings.find(user);
+    if (it == mappings.end()) {
+      pays = false;
+      break;
+    }
+    const DimensionMapping &mapping = it->second;
+    std::optional<FactorSplit> split = splitOfShard(
+        mapping, mapping.getOperands()[use.getOperandNumber()], shard, size());
+    if (!split || !whyNotUsable(user, mapping, *split).empty()) {
+      pays = false;
+      break;
+    }
+    if (mapping.getFactors()[split->factor].kind != FactorKind::Parallel)
+      continue;
+    for (auto [r, result] : llvm::enumerate(user->getResults()))
+      if (std::optional<Shard> next =
+              shardOfSplit(mapping, mapping.getResults()[r], *split))
+        if (!splitPays(result, *next, depth + 1)) {
+          pays = false;
+          break;
+        }
+    if (!pays)
+      break;
+  }
+  paysCache[key] = pays;
+  return pays;
+}
+
+std::optional<ReductionKind>
+AxisPartitioner::partialThrough(Operation *op,
+                                const DimensionMapping &mapping) {
+  SmallVector<bool> mask;
+  std::optional<ReductionKind> kind;
+  int64_t largest = 0;
+  for (Value operand : op->getOperands()) {
+    auto it = partial.find(operand);
+    mask.push_back(it != partial.end());
+    if (it == partial.end())
+      continue;
+    // A sum and an average do not mix; a value read twice would be
+    // completed for one reader after the other read it partial.
+    if ((kind && *kind != it->second) || !operand.hasOneUse() ||
+        (it->second != ReductionKind::Sum && it->second != ReductionKind::Avg))
+      return std::nullopt;
+    kind = it->second;
+    largest = std::max(largest, getNumElements(operand));
+  }
+  if (!kind)
+    return std::nullopt;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (!mapping.getContractionFactors(i).empty())
+      return std::nullopt;
+  for (Value result : op->getResults())
+    if (!isa<RankedTensorType>(result.getType()) ||
+        getNumElements(result) > largest)
+      return std::nullopt;
+  if (!cast<DimensionMappingOpInterface>(op).propagatesPartialSums(mask))
+    return std::nullopt;
+  return kind;
+}
+
 void AxisPartitioner::leftWhole(Operation *op, const Twine &why) {
   wholeOps.push_back({op, why.str()});
 }
@@ -569,9 +659,14 @@ AxisPartitioner::chooseFactor(Operation *op, const DimensionMapping &mapping) {
     FactorSplit columns{mapping.getOwnOutputFactor(weight), 1};
     if (!contraction && columns.factor >= 0) {
       std::string why = whyNotUsable(op, mapping, columns);
-      if (why.empty())
+      std::optional<Shard> result =
+          shardOfSplit(mapping, mapping.getResults()[0], columns);
+      if (why.empty() && result && splitPays(op->getResult(0), *result))
         return columns;
-      if (!carried)
+      // One output column cannot be split (a gate); a split that its users
+      // would gather right back is a choice, not a loss.
+      if (!why.empty() && !carried &&
+          mapping.getFactors()[columns.factor].size > 1)
         leftWhole(op, "its weight is not split: " + why);
     }
   }
@@ -645,12 +740,16 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     return success();
   }
 
-  // Partial values are completed before any use.
-  for (OpOperand &operand : op->getOpOperands())
-    if (partial.contains(operand.get()))
-      complete(operand.get(), op);
-
   const DimensionMapping &mapping = mappings[op];
+  // Partial values are completed before any use, except by an op linear in
+  // them that is no contraction and makes nothing larger: the partial sums
+  // flow through it and are completed once, later.
+  std::optional<ReductionKind> flowing = partialThrough(op, mapping);
+  if (!flowing)
+    for (OpOperand &operand : op->getOpOperands())
+      if (partial.contains(operand.get()))
+        complete(operand.get(), op);
+
   FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
   if (failed(chosenOr))
     return failure();
@@ -678,11 +777,17 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
       continue;
     std::optional<Shard> want = shardIn(mapping.getOperands()[i]);
     FailureOr<Value> local =
-        want ? shardOn(operand, *want, op) : replicate(operand, op);
+        want                         ? shardOn(operand, *want, op)
+        : !partial.contains(operand) ? replicate(operand, op)
+        : shardOf(operand)           ? gather(operand, op)
+                                     : FailureOr<Value>(operand);
     if (failed(local))
       return failure();
     op->setOperand(i, *local);
   }
+  if (flowing)
+    for (Value result : op->getResults())
+      partial[result] = *flowing;
   if (!factor)
     return honourReplicatedAnnotation(op);
 
@@ -723,6 +828,10 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     if (std::optional<Shard> shard = shardIn(mapping.getResults()[r]))
       setShard(result, *shard);
     if (factor->kind == FactorKind::Reduction) {
+      if (flowing && *flowing != *factor->combiner)
+        return op->emitOpError("braid-partition: a partial ")
+               << stringifyReductionKind(*flowing)
+               << " would meet a reduction with another combiner";
       partial[result] = *factor->combiner;
       partitionedSomething = true;
     }

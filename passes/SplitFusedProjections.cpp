@@ -14,6 +14,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <set>
+
 namespace mlir {
 namespace braid {
 #define GEN_PASS_DEF_BRAIDSPLITFUSEDPROJECTIONS
@@ -77,6 +79,99 @@ struct SplitThroughReshape : OpRewritePattern<SplitOp> {
       results.push_back(
           ReshapeOp::create(rewriter, split.getLoc(), type, piece));
     rewriter.replaceOp(split, results);
+    return success();
+  }
+};
+
+/// Whether `op` is a static unit-stride slice of the last dimension of its
+/// input that keeps every other dimension whole; sets [begin, end).
+static bool slicesLastDim(SliceOp op, int64_t &begin, int64_t &end) {
+  auto type = op.getInput().getType();
+  int64_t last = type.getRank() - 1;
+  if (last < 0 || !op.getOffsets().empty())
+    return false;
+  for (int64_t d = 0; d <= last; ++d) {
+    if (op.getStaticStrides()[d] != 1)
+      return false;
+    if (d != last && (op.getStaticOffsets()[d] != 0 ||
+                      op.getStaticSizes()[d] != type.getDimSize(d)))
+      return false;
+  }
+  begin = op.getStaticOffsets()[last];
+  end = begin + op.getStaticSizes()[last];
+  return end > begin;
+}
+
+/// Whether a split of the last dimension of `value` can move to a
+/// projection's weight: through reshapes that keep the last dimension and
+/// elementwise ops (a bias add) to a matmul.
+static bool reachesProjection(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (isa_and_nonnull<MatmulOp>(op))
+    return true;
+  if (auto reshape = dyn_cast_or_null<ReshapeOp>(op)) {
+    auto from = reshape.getInput().getType();
+    return from.getRank() > 0 &&
+           from.getShape().back() == reshape.getType().getShape().back() &&
+           reachesProjection(reshape.getInput());
+  }
+  if (isa_and_nonnull<AddOp, SubOp, MulOp, DivOp>(op))
+    return llvm::any_of(op->getOperands(), reachesProjection);
+  return false;
+}
+
+/// Slices of a projection's output columns (q, k and v of unequal widths
+/// under GQA, as exporters write `qkv[..., :a]`, `qkv[..., a:b]`, ...) ->
+/// one split at every boundary, each slice the piece (or the concatenation
+/// of the pieces) it covers; the split then moves to the weight like any
+/// other.
+struct SlicesOfProjection : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp anchor,
+                                PatternRewriter &rewriter) const override {
+    Value input = anchor.getInput();
+    if (!reachesProjection(input))
+      return failure();
+    SmallVector<std::pair<SliceOp, std::pair<int64_t, int64_t>>> slices;
+    std::set<int64_t> bounds;
+    for (Operation *user : input.getUsers()) {
+      auto slice = dyn_cast<SliceOp>(user);
+      int64_t begin, end;
+      if (!slice || slice.getInput() != input ||
+          !slicesLastDim(slice, begin, end))
+        return failure();
+      slices.push_back({slice, {begin, end}});
+      bounds.insert(begin);
+      bounds.insert(end);
+    }
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t size = type.getShape().back(), last = type.getRank() - 1;
+    bounds.insert(0);
+    bounds.insert(size);
+    SmallVector<int64_t> points(bounds.begin(), bounds.end());
+    SmallVector<Type> pieceTypes;
+    for (unsigned i = 0; i + 1 < points.size(); ++i) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[last] = points[i + 1] - points[i];
+      pieceTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
+    }
+    rewriter.setInsertionPointAfterValue(input);
+    auto split = SplitOp::create(rewriter, anchor.getLoc(), pieceTypes, input,
+                                 rewriter.getI64IntegerAttr(last));
+    for (auto &[slice, range] : slices) {
+      SmallVector<Value> covered;
+      for (unsigned i = 0; i + 1 < points.size(); ++i)
+        if (points[i] >= range.first && points[i + 1] <= range.second)
+          covered.push_back(split.getResult(i));
+      rewriter.setInsertionPoint(slice);
+      Value replacement =
+          covered.size() == 1
+              ? covered.front()
+              : ConcatOp::create(rewriter, slice.getLoc(), slice.getType(),
+                                 covered, rewriter.getI64IntegerAttr(last))
+                    .getResult();
+      rewriter.replaceOp(slice, replacement);
+    }
     return success();
   }
 };
@@ -176,8 +271,9 @@ struct SplitFusedProjectionsPass
           SplitFusedProjectionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitThroughReshape, SplitThroughElementwise,
-                 SplitThroughMatmul, SplitOfWeight>(&getContext());
+    patterns.add<SlicesOfProjection, SplitThroughReshape,
+                 SplitThroughElementwise, SplitThroughMatmul, SplitOfWeight>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

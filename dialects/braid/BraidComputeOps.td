@@ -19,11 +19,15 @@ include "mlir/IR/OpAsmInterface.td"
 /// dimension is a parallel factor; an operand dimension of size 1 that is
 /// broadcast maps to no factor) and a cost of `flops` operations per result
 /// element.
-class Braid_ElementwiseOp<string mnemonic, int flops, list<Trait> traits = []>
+class Braid_ElementwiseOp<string mnemonic, int flops, list<Trait> traits = [],
+                          string linear = "false">
     : Braid_ComputeOp<mnemonic, traits> {
   let extraClassDeclaration = [{
     ::mlir::braid::DimensionMapping getDimensionMapping() {
       return ::mlir::braid::getElementwiseMapping(getOperation());
+    }
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return }] # linear # [{;
     }
     int64_t getFlops() {
       return }] # flops # [{ * ::mlir::braid::getNumElements(getOperation()->getResult(0));
@@ -32,8 +36,9 @@ class Braid_ElementwiseOp<string mnemonic, int flops, list<Trait> traits = []>
 }
 
 class Braid_UnaryOp<string mnemonic, int flops, Type operandType,
-                    string formula>
-    : Braid_ElementwiseOp<mnemonic, flops, [SameOperandsAndResultType]> {
+                    string formula, string linear = "false">
+    : Braid_ElementwiseOp<mnemonic, flops, [SameOperandsAndResultType],
+                          linear> {
   let summary = "elementwise " # formula;
   let description = [{
     Computes `}] # formula # [{` for every element.
@@ -47,7 +52,7 @@ class Braid_UnaryOp<string mnemonic, int flops, Type operandType,
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Braid_NegOp : Braid_UnaryOp<"neg", 1, Braid_Tensor, "-x">;
+def Braid_NegOp : Braid_UnaryOp<"neg", 1, Braid_Tensor, "-x", "true">;
 def Braid_ExpOp : Braid_UnaryOp<"exp", 1, Braid_FloatTensor, "exp(x)">;
 def Braid_LogOp : Braid_UnaryOp<"log", 1, Braid_FloatTensor, "log(x)">;
 def Braid_SqrtOp : Braid_UnaryOp<"sqrt", 1, Braid_FloatTensor, "sqrt(x)">;
@@ -76,8 +81,9 @@ def Braid_GeluOp : Braid_ElementwiseOp<"gelu", 8, [SameOperandsAndResultType]> {
 }
 
 class Braid_BinaryOp<string mnemonic, int flops, string formula,
-                     list<Trait> traits = []>
-    : Braid_ElementwiseOp<mnemonic, flops, !listconcat([InferTypeOpAdaptor], traits)> {
+                     list<Trait> traits = [], string linear = "false">
+    : Braid_ElementwiseOp<mnemonic, flops, !listconcat([InferTypeOpAdaptor], traits),
+                          linear> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = [{
     Computes `}] # formula # [{` for every element of the numpy broadcast of
@@ -100,10 +106,14 @@ class Braid_BinaryOp<string mnemonic, int flops, string formula,
   }];
 }
 
-def Braid_AddOp : Braid_BinaryOp<"add", 1, "x + y", [Commutative]>;
-def Braid_SubOp : Braid_BinaryOp<"sub", 1, "x - y">;
-def Braid_MulOp : Braid_BinaryOp<"mul", 1, "x * y", [Commutative]>;
-def Braid_DivOp : Braid_BinaryOp<"div", 1, "x / y">;
+def Braid_AddOp : Braid_BinaryOp<"add", 1, "x + y", [Commutative],
+                                 "partial[0] && partial[1]">;
+def Braid_SubOp : Braid_BinaryOp<"sub", 1, "x - y", [],
+                                 "partial[0] && partial[1]">;
+def Braid_MulOp : Braid_BinaryOp<"mul", 1, "x * y", [Commutative],
+                                 "partial[0] != partial[1]">;
+def Braid_DivOp : Braid_BinaryOp<"div", 1, "x / y", [],
+                                 "partial[0] && !partial[1]">;
 def Braid_PowOp : Braid_BinaryOp<"pow", 2, "x ^ y">;
 def Braid_MaxOp : Braid_BinaryOp<"max", 1, "max(x, y)", [Commutative]>;
 def Braid_MinOp : Braid_BinaryOp<"min", 1, "min(x, y)", [Commutative]>;
@@ -192,7 +202,8 @@ def Braid_MatmulOp : Braid_ComputeOp<"matmul", [InferTypeOpAdaptor]> {
   }];
 }
 
-class Braid_ReduceOp<string mnemonic, string combiner, int flops>
+class Braid_ReduceOp<string mnemonic, string combiner, int flops,
+                     string linear = "false">
     : Braid_ComputeOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = "reduction (" # combiner # ") over some dimensions";
   let description = [{
@@ -225,11 +236,14 @@ class Braid_ReduceOp<string mnemonic, string combiner, int flops>
     int64_t getFlops() {
       return }] # flops # [{ * ::mlir::braid::getNumElements(getInput());
     }
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return }] # linear # [{;
+    }
   }];
 }
 
-def Braid_ReduceSumOp : Braid_ReduceOp<"reduce_sum", "Sum", 1>;
-def Braid_ReduceMeanOp : Braid_ReduceOp<"reduce_mean", "Avg", 1>;
+def Braid_ReduceSumOp : Braid_ReduceOp<"reduce_sum", "Sum", 1, "true">;
+def Braid_ReduceMeanOp : Braid_ReduceOp<"reduce_mean", "Avg", 1, "true">;
 def Braid_ReduceMaxOp : Braid_ReduceOp<"reduce_max", "Max", 1>;
 
 def Braid_SoftmaxOp : Braid_ComputeOp<"softmax", [SameOperandsAndResultType]> {
@@ -377,6 +391,9 @@ def Braid_ReshapeOp : Braid_ComputeOp<"reshape"> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return true;
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
     /// A reshape is a view: it moves nothing.
@@ -400,6 +417,9 @@ def Braid_TransposeOp : Braid_ComputeOp<"transpose", [InferTypeOpAdaptor]> {
   }];
   let hasFolder = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return true;
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
   }];
@@ -433,6 +453,9 @@ def Braid_SliceOp : Braid_ComputeOp<"slice"> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return partial[0];
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
     /// Reads only the box and writes it.
@@ -466,6 +489,9 @@ def Braid_ConcatOp : Braid_ComputeOp<"concat", [InferTypeOpAdaptor]> {
   }];
   let hasFolder = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return llvm::all_of(partial, [](bool p) { return p; });
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
   }];
@@ -488,6 +514,9 @@ def Braid_SplitOp : Braid_ComputeOp<"split"> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return true;
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
   }];
@@ -509,6 +538,9 @@ def Braid_BroadcastToOp : Braid_ComputeOp<"broadcast_to"> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return true;
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     int64_t getFlops() { return 0; }
   }];
@@ -733,6 +765,9 @@ def Braid_MoeCombineOp : Braid_ComputeOp<"moe_combine"> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return partial[0] && !partial[1] && !partial[2];
+    }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     /// One multiply-add per output element and choice.
     int64_t getFlops() {

@@ -61,7 +61,20 @@ def Braid_DimensionMappingOpInterface : OpInterface<"DimensionMappingOpInterface
       (ins "::mlir::OpBuilder &":$builder,
            "const ::mlir::braid::DimensionMapping &":$mapping,
            "const ::mlir::braid::FactorBlock &":$block),
-      [{}], [{ return ::mlir::success(); }]>
+      [{}], [{ return ::mlir::success(); }]>,
+    InterfaceMethod<[{
+        Whether the op is linear in the operands marked in `partial` (one
+        entry per operand) jointly: computed on every rank's partial sums of
+        those operands and the same whole values of the others, it gives
+        partial sums of its results. An add of two partial sums is one; an
+        add of a partial sum and a whole value is not (the whole value would
+        be counted once per rank). Partitioning lets a partial sum flow
+        through such ops and completes it later, once (Megatron's single
+        all-reduce after an MoE layer's combine and shared expert). Default:
+        not linear.
+      }],
+      "bool", "propagatesPartialSums", (ins "::llvm::ArrayRef<bool>":$partial),
+      [{}], [{ return false; }]>
   ];
 }
 

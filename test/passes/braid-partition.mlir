@@ -36,8 +36,33 @@ func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 
 // -----
 
+// A column-parallel projection whose users would gather it right back (the
+// softmax needs its axis whole) is not split: the pass looks ahead through
+// the consumers. The projection feeding the row-parallel one is split.
+// CHECK-LABEL: func.func @main
+// CHECK: braid.matmul {{.*}} : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+// CHECK-NEXT: braid.softmax %{{.*}} dim 1 : tensor<4x64xf32>
+// CHECK: braid.matmul {{.*}} : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+// CHECK: braid.matmul {{.*}} : (tensor<4x32xf32>, tensor<32x64xf32>) -> tensor<4x64xf32>
+// CHECK-NEXT: braid.all_reduce
+braid.weight @w : tensor<16x64xf32>
+braid.weight @u : tensor<64x64xf32>
+braid.weight @v : tensor<64x64xf32>
+func.func @main(%x: tensor<4x16xf32>) -> tensor<4x64xf32> {
+  %w = braid.get_weight @w : tensor<16x64xf32>
+  %h = braid.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %s = braid.softmax %h dim 1 : tensor<4x64xf32>
+  %u = braid.get_weight @u : tensor<64x64xf32>
+  %a = braid.matmul %s, %u : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  %v = braid.get_weight @v : tensor<64x64xf32>
+  %b = braid.matmul %a, %v : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  return %b : tensor<4x64xf32>
+}
+
+// -----
+
 // A sharded factor that an op needs whole (the softmax axis) is gathered
-// first; a result that is still sharded is gathered at the return.
+// first, here where an annotation asks for the projection split.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[H:.*]] = braid.matmul {{.*}} -> tensor<4x32xf32>
 // CHECK-NEXT: %[[G:.*]] = braid.all_gather %[[H]] on @world["tp"] dim 1 : tensor<4x32xf32> -> tensor<4x64xf32>
@@ -45,7 +70,7 @@ func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 braid.weight @w : tensor<16x64xf32>
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x64xf32> {
   %w = braid.get_weight @w : tensor<16x64xf32>
-  %h = braid.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %h = braid.matmul %x, %w {braid.sharding = #braid.sharding<@world, [[], ["tp"]]>} : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
   %s = braid.softmax %h dim 1 : tensor<4x64xf32>
   return %s : tensor<4x64xf32>
 }
