@@ -1,0 +1,21 @@
+// Qwen2-MoE (4 experts top-2, a gated shared expert), exported by every torch exporter that can (examples/models/README.md):
+// imported, run on one rank and partitioned under every preset, each rank's
+// logits checked against onnxruntime's reference under mpirun.
+// RUN: braidc %braid_src_root/examples/models/qwen2moe_torchscript/model.onnx --emit=plan -o %t.qwen2moe_torchscript.1.bplan --progress=false
+// RUN: braid-run %t.qwen2moe_torchscript.1.bplan --inputs %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 --expected %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 | FileCheck %s --check-prefix=ONE
+// RUN: braidc %braid_src_root/examples/models/qwen2moe_torchscript/model.onnx --parallel tp=2 --emit=plan -o %t.qwen2moe_torchscript.tp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.qwen2moe_torchscript.tp2.bplan --inputs %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 --expected %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/qwen2moe_torchscript/model.onnx --parallel tp=4 --emit=plan -o %t.qwen2moe_torchscript.tp4.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.qwen2moe_torchscript.tp4.bplan --inputs %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 --expected %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/qwen2moe_torchscript/model.onnx --parallel sp=2 --emit=plan -o %t.qwen2moe_torchscript.sp2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.qwen2moe_torchscript.sp2.bplan --inputs %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 --expected %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 | FileCheck %s --check-prefix=TWO
+// RUN: braidc %braid_src_root/examples/models/qwen2moe_torchscript/model.onnx --parallel dp=2,tp=2 --emit=plan -o %t.qwen2moe_torchscript.dp2tp2.bplan --progress=false
+// RUN: %mpirun -n 4 braid-run %t.qwen2moe_torchscript.dp2tp2.bplan --inputs %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 --expected %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 | FileCheck %s --check-prefix=FOUR
+// RUN: braidc %braid_src_root/examples/models/qwen2moe_torchscript/model.onnx --parallel ep=2 --emit=plan -o %t.qwen2moe_torchscript.ep2.bplan --progress=false
+// RUN: %mpirun -n 2 braid-run %t.qwen2moe_torchscript.ep2.bplan --inputs %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 --expected %braid_src_root/examples/models/qwen2moe_torchscript/test_data_set_0 | FileCheck %s --check-prefix=TWO
+
+// ONE: {{^}}PASS
+// TWO-COUNT-2: ] PASS
+// TWO-NOT: FAIL
+// FOUR-COUNT-4: ] PASS
+// FOUR-NOT: FAIL
