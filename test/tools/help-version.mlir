@@ -19,6 +19,12 @@
 // TRANSLATE: --import-onnx
 // TRANSLATE: --raw
 
+// RUN: braid-eval --help | FileCheck %s --check-prefix=EVAL --implicit-check-not=amdgpu --implicit-check-not=aarch64
+// EVAL: OPTIONS:
+// EVAL-EMPTY:
+// EVAL-NEXT: Braid options:
+// EVAL: --test-data=<dir>
+
 // braid-opt keeps what an mlir-opt user needs: pass and pipeline flags
 // first, --pass-pipeline, the --mlir-* flags, -o.
 // RUN: braid-opt --help | FileCheck %s --check-prefix=OPT --implicit-check-not=amdgpu --implicit-check-not=aarch64 --implicit-check-not=x86-
@@ -40,6 +46,7 @@
 // RUN: braidc --version | FileCheck %s --check-prefix=VERSION -DTOOL=braidc -DVERSION=%braid_version
 // RUN: braid-opt --version | FileCheck %s --check-prefix=VERSION -DTOOL=braid-opt -DVERSION=%braid_version
 // RUN: braid-translate --version | FileCheck %s --check-prefix=VERSION -DTOOL=braid-translate -DVERSION=%braid_version
+// RUN: braid-eval --version | FileCheck %s --check-prefix=VERSION -DTOOL=braid-eval -DVERSION=%braid_version
 // RUN: braid-run --version | FileCheck %s --check-prefix=VERSION -DTOOL=braid-run -DVERSION=%braid_version
 // VERSION: [[TOOL]] (Braid) [[VERSION]]{{$}}
 // VERSION-NOT: LLVM version
