@@ -125,6 +125,16 @@ LogicalResult mlir::braid::buildParallelPipeline(
   return success();
 }
 
+/// Adds the pass `create` makes from `options`, timed on hardware profile
+/// `hw` like every pass of braid-overlap-pipeline.
+template <typename OptionsT>
+static void addTimedPass(OpPassManager &pm,
+                         std::unique_ptr<Pass> (*create)(OptionsT),
+                         OptionsT options, StringRef hw) {
+  options.hw = hw.str();
+  pm.addPass(create(std::move(options)));
+}
+
 void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
                                        const OverlapPipelineOptions &options) {
   for (const OverlapStep &step : options.steps) {
@@ -135,22 +145,19 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
       domino.chunks = step.chunks;
       domino.split =
           step.kind == OverlapStep::Kind::Domino ? "rows" : "columns";
-      domino.hw = options.hw;
-      pm.addPass(createBraidDomino(domino));
+      addTimedPass(pm, createBraidDomino, domino, options.hw);
       break;
     }
     case OverlapStep::Kind::Seq: {
       BraidSeqPipelineOptions seq;
       seq.chunks = step.chunks;
-      seq.hw = options.hw;
-      pm.addPass(createBraidSeqPipeline(seq));
+      addTimedPass(pm, createBraidSeqPipeline, seq, options.hw);
       break;
     }
     case OverlapStep::Kind::Comet: {
       BraidCometOptions comet;
       comet.combineChunks = step.chunks;
-      comet.hw = options.hw;
-      pm.addPass(createBraidComet(comet));
+      addTimedPass(pm, createBraidComet, comet, options.hw);
       break;
     }
     case OverlapStep::Kind::Ring:
@@ -159,23 +166,18 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
     case OverlapStep::Kind::Attention2D: {
       BraidAttention2DOptions attention;
       attention.grid = step.grid;
-      attention.hw = options.hw;
-      pm.addPass(createBraidAttention2D(attention));
+      addTimedPass(pm, createBraidAttention2D, attention, options.hw);
       break;
     }
     case OverlapStep::Kind::Schedule:
       break;
-    case OverlapStep::Kind::Auto: {
-      BraidOverlapAutoOptions automatic;
-      automatic.hw = options.hw;
-      pm.addPass(createBraidOverlapAuto(automatic));
+    case OverlapStep::Kind::Auto:
+      addTimedPass(pm, createBraidOverlapAuto, BraidOverlapAutoOptions(),
+                   options.hw);
       break;
     }
-    }
   }
-  BraidScheduleOptions schedule;
-  schedule.hw = options.hw;
-  pm.addPass(createBraidSchedule(schedule));
+  addTimedPass(pm, createBraidSchedule, BraidScheduleOptions(), options.hw);
   pm.addPass(createBraidVerifyCollectives());
 }
 
