@@ -235,13 +235,10 @@ struct CometPass : public mlir::braid::impl::BraidCometBase<CometPass> {
     FailureOr<CostModel> model = CostModel::load(hw, module);
     if (failed(model))
       return signalPassFailure();
-    int64_t chunks = combineChunks;
-    if (chunks < 0) {
-      module.emitError("braid-comet: combine-chunks must be 0 (auto) or "
-                       "positive");
-      return signalPassFailure();
-    }
-    if (chunks == 0) {
+    int64_t chunks;
+    if (!combineChunks.isAuto()) {
+      chunks = combineChunks.getCount();
+    } else {
       SmallVector<int64_t> candidates{1, 2, 4};
       FailureOr<size_t> best = pickByCost(
           module, hw, candidates.size(), [&](ModuleOp m, size_t c) {

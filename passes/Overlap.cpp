@@ -3,7 +3,7 @@
 // The chunking passes seed passes/Chunking.h's analysis (the batch, the
 // output columns of row-parallel matmuls, or the sequence) and rewrite the
 // runs it finds; braid-schedule then places every chunk's collective. With
-// chunks=0 they try candidates on a copy of the module, schedule each, and
+// chunks=auto they try candidates on a copy of the module, schedule each, and
 // keep the one the cost model times fastest.
 //
 //===----------------------------------------------------------------------===//
@@ -172,12 +172,10 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    int64_t count = chunks;
-    if (count < 0) {
-      module.emitError("braid-domino: chunks must be 0 (auto) or positive");
-      return signalPassFailure();
-    }
-    if (count == 0) {
+    int64_t count;
+    if (!chunks.isAuto()) {
+      count = chunks.getCount();
+    } else {
       SmallVector<int64_t> candidates{1, 2, 4, 8};
       FailureOr<size_t> best =
           pickByCost(module, hw, candidates.size(), [&](ModuleOp m, size_t c) {
@@ -239,14 +237,14 @@ struct SeqPipelinePass
         previous = point;
       }
       sizes.push_back(length - previous);
-    } else if (chunks > 0) {
-      if (length < chunks) {
+    } else if (!chunks.isAuto()) {
+      if (length < chunks.getCount()) {
         module.emitError("braid-seq-pipeline: the sequence (")
-            << length << ") cannot be split into " << (int64_t)chunks
+            << length << ") cannot be split into " << chunks.getCount()
             << " chunks";
         return signalPassFailure();
       }
-      sizes = evenChunks(length, chunks);
+      sizes = evenChunks(length, chunks.getCount());
     } else {
       // Two chunks, the split point chosen by the cost model.
       SmallVector<int64_t> points;

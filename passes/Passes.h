@@ -3,6 +3,8 @@
 #ifndef BRAID_PASSES_PASSES_H
 #define BRAID_PASSES_PASSES_H
 
+#include "passes/AutoCount.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -183,16 +183,17 @@ def BraidDomino : Pass<"braid-domino", "::mlir::ModuleOp"> {
     `braid-schedule` then issues it as soon as its chunk is done and awaits
     it as late as possible, across layer boundaries.
 
-    `chunks=0` (auto) tries 1, 2, 4 and 8 chunks and keeps the count whose
-    scheduled program the cost model (hardware profile `hw`) says is fastest.
+    `chunks=auto` (or `0`) tries 1, 2, 4 and 8 chunks and keeps the count
+    whose scheduled program the cost model (hardware profile `hw`) says is
+    fastest.
   }];
   let options = [
-    Option<"chunks", "chunks", "int64_t", /*default=*/"2",
-           "Number of chunks; 0 chooses with the cost model">,
+    Option<"chunks", "chunks", "::mlir::braid::AutoCount", /*default=*/"2",
+           "Number of chunks, or auto: chosen by the cost model">,
     Option<"split", "split", "std::string", /*default=*/"\"rows\"",
            "rows (batch), columns (row-parallel outputs) or both">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile for chunks=0">
+           "Hardware profile for chunks=auto">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];
@@ -209,19 +210,21 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
     other's collective (`braid-schedule` does the placing).
 
     Split points come from `split-points` (sequence positions, e.g. `11` for
-    [0, 11) and [11, 16)), from `chunks` (even split), or, with `chunks=0`,
-    from the cost model (`hw`): it tries split points for two chunks and keeps
+    [0, 11) and [11, 16)), from `chunks` (even split), or, with `chunks=auto`
+    (or `0`), from the cost model (`hw`): it tries split points for two chunks
+    and keeps
     the fastest scheduled program. Attention cost grows with the square of the
     prefix, so the balanced point sits near L/sqrt(2) when attention
     dominates and near L/2 when linear layers do.
   }];
   let options = [
-    Option<"chunks", "chunks", "int64_t", /*default=*/"2",
-           "Number of equal chunks; 0 chooses two chunks' split with the cost model">,
+    Option<"chunks", "chunks", "::mlir::braid::AutoCount", /*default=*/"2",
+           "Number of equal chunks, or auto: two chunks split where the cost "
+           "model says">,
     ListOption<"splitPoints", "split-points", "int64_t",
                "Sequence positions where chunks start (overrides chunks)">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile for chunks=0">
+           "Hardware profile for chunks=auto">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];
@@ -427,16 +430,19 @@ def BraidComet : Pass<"braid-comet", "::mlir::ModuleOp"> {
     computes. With `combine-chunks=K` each returning piece is also cut along
     its output columns. Expert blocks are routed with a rank-dependent
     rotation (`braid.gather` with this rank's row of a constant index
-    table). `combine-chunks=0` lets the cost model choose; the pass also
-    records `braid.comm_sms` on the module: the SMs the communication may
-    hold, balancing one piece's GEMMs (slowed by the SMs they lose) against
-    its transfer, as COMET's adaptive workload assignment does. The plan
+    table). `combine-chunks=auto` (the default; `0` too) lets the cost model
+    choose; the pass also records `braid.comm_sms` on the module: the SMs the
+    communication may hold, balancing one piece's GEMMs (slowed by the SMs
+    they lose) against its transfer, as COMET's adaptive workload assignment
+    does. The plan
     carries it to the runtime (the simulator applies it; the CUDA backend
     caps NCCL's thread blocks with it).
   }];
   let options = [
-    Option<"combineChunks", "combine-chunks", "int64_t", /*default=*/"0",
-           "Column chunks per returning piece (0: chosen by the cost model)">,
+    Option<"combineChunks", "combine-chunks", "::mlir::braid::AutoCount",
+           /*default=*/"::mlir::braid::AutoCount::automatic()",
+           "Column chunks per returning piece, or auto: chosen by the cost "
+           "model">,
     Option<"hw", "hw", "std::string", /*default=*/"\"h800-node\"",
            "Hardware profile the choices are made for">
   ];

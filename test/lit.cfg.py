@@ -21,6 +21,7 @@ llvm_config.with_environment("PATH", config.braid_tools_dir, append_path=True)
 config.substitutions.append(("%braid_src_root", config.braid_src_root))
 config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%braid_libs", config.braid_lib_dir))
+config.substitutions.append(("%braid_version", config.braid_version))
 config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/LocalCommunicator.h"
+#include "runtime/core/Version.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/kernels/ElementIO.h"
@@ -78,6 +79,7 @@ options:
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
                       run and replay it (one launch per run; no per-op times)
   --help              this text
+  --version           the version of Braid
 exit status: 0 success, 1 outputs differ from --expected, 2 error
 )";
 
@@ -129,6 +131,10 @@ Options parseOptions(int argc, char **argv) {
     };
     if (flag == "--help" || flag == "-h") {
       std::cout << kUsage << "\nsimulation in virtual time:\n" << kSimUsage;
+      std::exit(0);
+    }
+    if (flag == "--version") {
+      std::cout << "braid-run (Braid) " << kBraidVersion << "\n";
       std::exit(0);
     }
     if (flag == "--weights")

@@ -1,6 +1,7 @@
 // RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel ep=4 -o %t.ep4.mlir --progress=false
 // RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=1 | FileCheck %s
 // RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=1 | FileCheck %s --check-prefix=ATTR
+// RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=auto | FileCheck %s --check-prefix=ATTR
 // RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=2 | FileCheck %s --check-prefix=CHUNKS
 // RUN: braid-opt %t.ep4.mlir --braid-comet="hw=h800-node" --braid-schedule --braid-verify-collectives --braid-to-exec | FileCheck %s --check-prefix=PLAN
 // RUN: braid-opt %t.ep4.mlir --braid-comet --braid-overlap-report=hw=h800-node -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT

@@ -2,7 +2,10 @@
 // RUN: braid-opt %s --braid-domino="split=columns chunks=2" | FileCheck %s --check-prefix=COLS
 // RUN: braid-opt %s --braid-domino="split=both chunks=2" | FileCheck %s --check-prefix=BOTH
 // RUN: braid-opt %s --braid-domino=chunks=2 --braid-schedule | FileCheck %s --check-prefix=SCHED
+// RUN: braid-opt %s --braid-domino=chunks=auto | FileCheck %s --check-prefix=AUTO
 // RUN: braid-opt %s --braid-domino=chunks=0 | FileCheck %s --check-prefix=AUTO
+// RUN: not braid-opt %s --braid-domino=chunks=-1 2>&1 | FileCheck %s --check-prefix=COUNT -DCOUNT=-1
+// RUN: not braid-opt %s --braid-domino=chunks=some 2>&1 | FileCheck %s --check-prefix=COUNT -DCOUNT=some
 // RUN: not braid-opt %s --braid-domino=chunks=4 2>&1 | FileCheck %s --check-prefix=TOOMANY
 // RUN: not braid-opt %s --braid-domino="split=diagonal" 2>&1 | FileCheck %s --check-prefix=SPLIT
 
@@ -42,6 +45,7 @@
 // AUTO: module attributes {braid.domino_chunks = 1 : i64}
 // AUTO-NOT: braid.concat
 
+// COUNT: for the --chunks option: '[[COUNT]]' is not a positive count or auto
 // TOOMANY: error: braid-domino: the batch (3) cannot be split into 4 chunks
 // SPLIT: error: braid-domino: split must be rows, columns or both, not 'diagonal'
 module {

@@ -3,6 +3,8 @@
 // RUN: braid-opt %s --braid-seq-pipeline=split-points=5 --braid-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: not braid-opt %s --braid-seq-pipeline=split-points=9 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not braid-opt %s --braid-seq-pipeline=chunks=40 2>&1 | FileCheck %s --check-prefix=MANY
+// RUN: braid-opt %s --braid-seq-pipeline=chunks=auto | FileCheck %s --check-prefix=AUTO
+// RUN: braid-opt %s --braid-seq-pipeline=chunks=0 | FileCheck %s --check-prefix=AUTO
 
 // A tensor-parallel attention block chunked along the sequence (ISO).
 
@@ -39,6 +41,8 @@
 // SCHED: braid.await %[[F1]] : tensor<1x3x16xf32>
 
 // BAD: error: braid-seq-pipeline: split points must increase strictly inside (0, 8), got [9]
+// The cost model's split point, recorded on the module.
+// AUTO: module attributes {braid.seq_split_point = {{[0-9]+}} : i64}
 // MANY: error: braid-seq-pipeline: the sequence (8) cannot be split into 40 chunks
 braid.mesh @world(tp = 2)
 braid.weight @wq : tensor<16x16xf32>

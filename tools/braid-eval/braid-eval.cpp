@@ -12,6 +12,7 @@
 #include "dialects/braid/BraidDialect.h"
 #include "frontend/onnx/OnnxModel.h"
 #include "runtime/reference/ReferenceKernels.h"
+#include "tools/common/ToolOptions.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -40,20 +41,23 @@ namespace ref = ::braid::rt::ref;
 using ::braid::rt::DType;
 
 namespace {
+llvm::cl::OptionCategory &category = mlir::braid::getBraidToolCategory();
+
 llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
                                      llvm::cl::desc("<module.mlir>"),
-                                     llvm::cl::Required);
+                                     llvm::cl::Required,
+                                     llvm::cl::cat(category));
 llvm::cl::opt<std::string> weightsPath("weights",
                                        llvm::cl::desc("Weights (.safetensors)"),
-                                       llvm::cl::value_desc("file"));
-llvm::cl::opt<std::string>
-    testData("test-data",
-             llvm::cl::desc("Folder with input_N.pb and output_N.pb"),
-             llvm::cl::value_desc("dir"), llvm::cl::Required);
+                                       llvm::cl::value_desc("file"),
+                                       llvm::cl::cat(category));
+llvm::cl::opt<std::string> testData(
+    "test-data", llvm::cl::desc("Folder with input_N.pb and output_N.pb"),
+    llvm::cl::value_desc("dir"), llvm::cl::Required, llvm::cl::cat(category));
 llvm::cl::opt<double> rtol("rtol",
                            llvm::cl::desc("Largest error allowed, relative to "
                                           "the largest expected magnitude"),
-                           llvm::cl::init(1e-4));
+                           llvm::cl::init(1e-4), llvm::cl::cat(category));
 
 /// An error that names what went wrong; main prints it and exits 1.
 struct EvalError {
@@ -477,6 +481,8 @@ private:
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::braid::hideRegisteredOptions();
+  mlir::braid::setBraidVersionPrinter("braid-eval");
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Run braid IR with the reference kernels "
                                     "and compare with expected outputs\n");

@@ -1,207 +1,237 @@
 //===- braidc.cpp - the Braid compiler driver -----------------------------===//
 //
-//   braidc model.onnx -o model.bplan --emit=plan [--pipeline='...']
+//   braidc model.onnx --parallel tp=2 --overlap domino -o model.bplan
 //
-// Chains import, raising, passes, lowering (--emit=exec) and plan writing
-// (--emit=plan, with model.safetensors beside it), with tensor parallelism
-// from --parallel tp=N. Overlap (--overlap) joins as it lands.
+// Chains import, the named pipelines of passes/Pipelines.h (import cleanup,
+// --parallel, --pipeline, --overlap), lowering and plan writing; -o's
+// extension says what to write (.bplan: a plan, with model.safetensors
+// beside it) unless --emit does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/common/ImportDriver.h"
+#include "tools/common/ToolOptions.h"
 
 #include "passes/Passes.h"
+#include "passes/Pipelines.h"
 
-#include "mlir/Transforms/Passes.h"
-#include "llvm/Support/CommandLine.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
+using namespace mlir;
+using namespace mlir::braid;
+
 namespace {
-using mlir::braid::EmitKind;
+llvm::cl::OptionCategory &category = getBraidToolCategory();
 
 llvm::cl::opt<std::string> inputPath(llvm::cl::Positional,
                                      llvm::cl::desc("<model.onnx>"),
-                                     llvm::cl::Required);
-llvm::cl::opt<std::string> outputPath("o", llvm::cl::desc("Output file"),
-                                      llvm::cl::value_desc("file"),
-                                      llvm::cl::init("-"));
+                                     llvm::cl::Required,
+                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string> outputPath(
+    "o",
+    llvm::cl::desc("Output file; its extension says what to write unless "
+                   "--emit does: .bplan a plan, anything else (and - for "
+                   "stdout, the default) braid IR"),
+    llvm::cl::value_desc("file"), llvm::cl::init("-"), llvm::cl::cat(category));
 llvm::cl::opt<EmitKind> emit(
-    "emit", llvm::cl::desc("What to produce"),
+    "emit",
+    llvm::cl::desc("What to write (default: from -o's extension); must agree "
+                   "with it: a plan into .bplan, IR into .mlir"),
     llvm::cl::values(
         clEnumValN(EmitKind::Braid, "braid", "braid dialect IR"),
         clEnumValN(EmitKind::Exec, "exec", "exec dialect (buffers, streams)"),
         clEnumValN(EmitKind::Plan, "plan", "a .bplan file for braid-run")),
-    llvm::cl::init(EmitKind::Braid));
+    llvm::cl::cat(category));
 llvm::cl::opt<std::string> weightsPath(
     "weights",
     llvm::cl::desc("Weights file (default: the output with .safetensors)"),
-    llvm::cl::value_desc("file"));
+    llvm::cl::value_desc("file"), llvm::cl::cat(category));
 llvm::cl::list<std::string> inputShapes(
     "input-shape",
     llvm::cl::desc("Static shape of a dynamic graph input, as name=2x16"),
-    llvm::cl::value_desc("name=AxB"));
+    llvm::cl::value_desc("name=AxB"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> parallel(
     "parallel",
     llvm::cl::desc(
         "Partition over ranks: tp=N (Megatron tensor parallel), sp or sp=N "
         "(sequence parallel on tp), dp=N (batch split), ep=N (experts), "
         "cp=N (sequence split), comma-separated for a multi-axis mesh, "
-        "e.g. dp=2,tp=2; runs braid-partition before any --pipeline"),
-    llvm::cl::value_desc("dp=2,tp=2"));
+        "e.g. dp=2,tp=2; runs braid-parallel-pipeline before any --pipeline"),
+    llvm::cl::value_desc("dp=2,tp=2"), llvm::cl::cat(category));
 llvm::cl::opt<bool> allowReplicated(
     "allow-replicated",
     llvm::cl::desc("Accept a --parallel axis that partitions nothing (every "
                    "rank computes the whole model) with a warning instead of "
                    "an error"),
-    llvm::cl::init(false));
+    llvm::cl::init(false), llvm::cl::cat(category));
 llvm::cl::opt<std::string> overlap(
     "overlap",
     llvm::cl::desc(
         "Overlap communication with computation after partitioning: "
-        "comma-separated domino[=K] (row chunks; K=0 or none: chosen by the "
-        "cost model), domino-columns[=K], seq[=K] (ISO sequence chunks), "
-        "comet[=K] (COMET, after ep=N), balance (zigzag sequence order "
-        "for causal cp), "
-        "ring (Ring Attention) or attention-2d[=RxC] (ATTENTION2D) after "
-        "cp=N, schedule, or auto (the cost model picks); every choice ends with "
-        "braid-schedule and braid-verify-collectives"),
-    llvm::cl::value_desc("domino,schedule"));
+        "comma-separated domino[=K] (row chunks; K=auto, 0 or none: chosen "
+        "by the cost model), domino-columns[=K], seq[=K] (ISO sequence "
+        "chunks), comet[=K] (COMET, after ep=N), balance (zigzag sequence "
+        "order for causal cp), ring (Ring Attention) or attention-2d[=RxC] "
+        "(ATTENTION2D) after cp=N, schedule, or auto (the cost model "
+        "picks); runs braid-overlap-pipeline, which ends with braid-schedule "
+        "and braid-verify-collectives"),
+    llvm::cl::value_desc("domino,schedule"), llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     hardware("hw",
              llvm::cl::desc("Hardware profile the overlap passes time "
                             "schedules on (runtime/profiles)"),
-             llvm::cl::init("dgx-h100"), llvm::cl::value_desc("profile"));
+             llvm::cl::init("dgx-h100"), llvm::cl::value_desc("profile"),
+             llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
              llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
                             "syntax, e.g. 'builtin.module(braid-cost-report)'"),
-             llvm::cl::value_desc("pipeline"));
+             llvm::cl::value_desc("pipeline"), llvm::cl::cat(category));
 llvm::cl::opt<bool>
     showProgress("progress",
                  llvm::cl::desc("Show progress (default: on a terminal)"),
-                 llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()));
+                 llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()),
+                 llvm::cl::cat(category));
+
+/// Prints `message` as braidc's error; returns failure.
+LogicalResult printError(const llvm::Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return failure();
+}
+
+/// What to write: --emit, or what -o's extension says. Fails when they
+/// disagree: a plan is binary, and IR text in a .bplan file is what
+/// braid-run would call a corrupt plan.
+FailureOr<EmitKind> chooseEmitKind() {
+  llvm::StringRef extension = llvm::sys::path::extension(outputPath);
+  if (emit.getNumOccurrences() == 0)
+    return extension == ".bplan" ? EmitKind::Plan : EmitKind::Braid;
+  if (extension == ".bplan" && emit != EmitKind::Plan)
+    return printError(llvm::Twine("--emit=") +
+                      (emit == EmitKind::Braid ? "braid" : "exec") +
+                      " writes IR text, but -o '" + outputPath +
+                      "' names a plan file (.bplan: --emit=plan)");
+  if (extension == ".mlir" && emit == EmitKind::Plan)
+    return printError("--emit=plan writes a binary plan, but -o '" +
+                      outputPath +
+                      "' names an IR file (.mlir: --emit=braid or exec)");
+  return emit.getValue();
+}
+
+/// Fills braid-parallel-pipeline's options from --parallel.
+LogicalResult parseParallel(ParallelPipelineOptions &options) {
+  // tp=N, dp=N, ep=N, cp=N, sp (sequence parallel on tp) or sp=N (tp=N
+  // with sequence parallelism), comma-separated.
+  if (parallel.empty())
+    return success();
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(parallel).split(items, ',');
+  llvm::StringSet<> seen;
+  for (llvm::StringRef item : items) {
+    auto [kind, count] = item.trim().split('=');
+    int64_t ranks = 0;
+    bool known = llvm::is_contained({"tp", "dp", "ep", "cp", "sp"}, kind);
+    bool counted =
+        !count.empty() && !count.getAsInteger(10, ranks) && ranks >= 1;
+    if (!known || (kind != "sp" && !counted) ||
+        (kind == "sp" && !count.empty() && !counted) ||
+        !seen.insert(kind).second)
+      return printError("--parallel '" + parallel + "': '" + item +
+                        "' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N "
+                        "(each at most once)");
+    if (kind == "sp") {
+      options.sp = true;
+      if (counted)
+        options.tp = ranks;
+    } else if (kind == "tp") {
+      options.tp = ranks;
+    } else if (kind == "dp") {
+      options.dp = ranks;
+    } else if (kind == "ep") {
+      options.ep = ranks;
+    } else {
+      options.cp = ranks;
+    }
+  }
+  return success();
+}
+
+/// The passes between import and lowering: braid-parallel-pipeline,
+/// --pipeline, braid-overlap-pipeline.
+LogicalResult addPasses(OpPassManager &pm) {
+  // `balance` is spelled with the overlap choices but reorders the
+  // single-device program: braid-parallel-pipeline runs it.
+  llvm::SmallVector<llvm::StringRef> steps;
+  bool balance = false;
+  if (!overlap.empty()) {
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(overlap).split(items, ',');
+    for (llvm::StringRef item : items) {
+      if (item.trim() == "balance")
+        balance = true;
+      else
+        steps.push_back(item.trim());
+    }
+  }
+  if (!parallel.empty() || balance) {
+    ParallelPipelineOptions options;
+    if (failed(parseParallel(options)))
+      return failure();
+    options.balance = balance;
+    options.allowReplicated = allowReplicated;
+    if (failed(buildParallelPipeline(pm, options, printError)))
+      return failure();
+  }
+
+  llvm::StringRef extra = llvm::StringRef(pipeline).trim();
+  // The pipeline runs on the module: accept it with or without the
+  // builtin.module(...) anchor that braid-opt's --pass-pipeline wants.
+  if (extra.consume_front("builtin.module(") && !extra.consume_back(")"))
+    return printError("unbalanced parentheses in --pipeline");
+  if (!extra.empty() && failed(parsePassPipeline(extra, pm, llvm::errs())))
+    return failure();
+
+  if (overlap.empty())
+    return success();
+  OverlapPipelineOptions options;
+  for (llvm::StringRef step : steps) {
+    std::optional<OverlapStep> parsed = OverlapStep::parse(step);
+    if (!parsed)
+      return printError("--overlap '" + overlap + "': '" + step +
+                        "' is not one of domino[=K], domino-columns[=K], "
+                        "seq[=K], comet[=K], balance, ring, "
+                        "attention-2d[=RxC], schedule, auto (K: a count or "
+                        "auto)");
+    options.steps.push_back(*parsed);
+  }
+  options.hw = hardware;
+  buildOverlapPipeline(pm, options);
+  return success();
+}
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
-  mlir::braid::registerBraidPasses();
+  registerBraidPasses();
+  registerBraidPipelines();
+  hideRegisteredOptions();
+  setBraidVersionPrinter("braidc");
   llvm::cl::ParseCommandLineOptions(argc, argv, "Braid compiler driver\n");
-  mlir::braid::ImportRequest request;
+  FailureOr<EmitKind> emitKind = chooseEmitKind();
+  if (failed(emitKind))
+    return 1;
+  ImportRequest request;
   request.inputPath = inputPath;
   request.outputPath = outputPath;
   request.weightsPath = weightsPath;
   request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
-  request.pipeline = pipeline;
-  if (!parallel.empty()) {
-    // tp=N, dp=N, ep=N, cp=N, sp (sequence parallel on tp) or sp=N (tp=N
-    // with sequence parallelism), comma-separated.
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef(parallel).split(items, ',');
-    std::string options;
-    llvm::StringSet<> seen;
-    for (llvm::StringRef item : items) {
-      auto [kind, count] = item.trim().split('=');
-      int64_t ranks = 0;
-      bool known = llvm::is_contained({"tp", "dp", "ep", "cp", "sp"}, kind);
-      bool counted = !count.empty() && !count.getAsInteger(10, ranks) &&
-                     ranks >= 1;
-      if (!known || (kind != "sp" && !counted) ||
-          (kind == "sp" && !count.empty() && !counted) ||
-          !seen.insert(kind).second) {
-        llvm::errs() << "error: --parallel '" << parallel << "': '" << item
-                     << "' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N "
-                        "(each at most once)\n";
-        return 1;
-      }
-      if (kind == "sp") {
-        options += " sp=true";
-        if (counted)
-          options += " tp=" + count.str();
-      } else {
-        options += " " + kind.str() + "=" + count.str();
-      }
-    }
-    if (allowReplicated)
-      options += " allow-replicated=true";
-    std::string partition = "braid-split-fused-projections,braid-partition{" +
-                            options.substr(1) + "}";
-    request.pipeline =
-        pipeline.empty() ? partition : partition + "," + std::string(pipeline);
-  }
-  if (!overlap.empty()) {
-    std::string passes;
-    std::string hw = " hw=" + hardware;
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef(overlap).split(items, ',');
-    for (llvm::StringRef item : items) {
-      auto [kind, count] = item.trim().split('=');
-      if (kind == "balance" && count.empty()) {
-        // Before partitioning: the zigzag order for the cp ranks.
-        std::optional<int64_t> cp;
-        llvm::SmallVector<llvm::StringRef> axes;
-        llvm::StringRef(parallel).split(axes, ',');
-        for (llvm::StringRef axis : axes) {
-          auto [name, size] = axis.trim().split('=');
-          int64_t ranks;
-          if (name == "cp" && !size.getAsInteger(10, ranks))
-            cp = ranks;
-        }
-        if (!cp) {
-          llvm::errs() << "error: --overlap balance reorders the sequence "
-                          "for context parallelism; give --parallel cp=N\n";
-          return 1;
-        }
-        request.pipeline = "braid-balance-sequence{parts=" +
-                           std::to_string(*cp) + "}," + request.pipeline;
-        continue;
-      }
-      if (kind == "ring" && count.empty()) {
-        passes += ",braid-ring-attention";
-        continue;
-      }
-      if (kind == "attention-2d") {
-        passes += ",braid-attention-2d{grid=" +
-                  (count.empty() ? std::string("auto") : count.str()) + hw +
-                  "}";
-        continue;
-      }
-      int64_t chunks = 0;
-      if (!count.empty() && (count.getAsInteger(10, chunks) || chunks < 0)) {
-        llvm::errs() << "error: --overlap '" << overlap << "': '" << item
-                     << "' needs a chunk count >= 0\n";
-        return 1;
-      }
-      std::string k = " chunks=" + std::to_string(chunks);
-      if (kind == "domino")
-        passes += ",braid-domino{split=rows" + k + hw + "}";
-      else if (kind == "domino-columns")
-        passes += ",braid-domino{split=columns" + k + hw + "}";
-      else if (kind == "comet")
-        passes += ",braid-comet{combine-" + k.substr(1) + hw + "}";
-      else if (kind == "seq")
-        passes += ",braid-seq-pipeline{" + k.substr(1) + hw + "}";
-      else if (kind == "auto" && count.empty())
-        passes += ",braid-overlap-auto{" + hw.substr(1) + "}";
-      else if (kind != "schedule" || !count.empty()) {
-        llvm::errs() << "error: --overlap '" << overlap << "': '" << item
-                     << "' is not one of domino[=K], domino-columns[=K], "
-                        "seq[=K], comet[=K], balance, ring, attention-2d[=RxC], "
-                        "schedule, "
-                        "auto\n";
-        return 1;
-      }
-    }
-    passes += ",braid-schedule{" + hw.substr(1) +
-              "},braid-verify-collectives";
-    request.pipeline = request.pipeline.empty()
-                           ? passes.substr(1)
-                           : request.pipeline + passes;
-  }
-  request.emit = emit;
+  request.addPasses = addPasses;
+  request.emit = *emitKind;
   request.showProgress = showProgress;
-  return mlir::braid::runImport(request);
+  return runImport(request);
 }

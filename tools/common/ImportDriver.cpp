@@ -6,7 +6,8 @@
 #include "frontend/onnx/Safetensors.h"
 #include "lowering/ExecToPlan.h"
 #include "lowering/Passes.h"
-#include "passes/Passes.h"
+#include "lowering/Pipelines.h"
+#include "passes/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,9 +18,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -60,6 +59,10 @@ static bool parseInputShapes(ArrayRef<std::string> specs,
 }
 
 int mlir::braid::runImport(const ImportRequest &request) {
+  if (request.emit == EmitKind::Plan && request.outputPath == "-") {
+    llvm::errs() << "error: a plan is binary; name its file with -o\n";
+    return 1;
+  }
   ImportOptions options;
   options.showProgress = request.showProgress;
   if (!parseInputShapes(request.inputShapes, options))
@@ -83,31 +86,14 @@ int mlir::braid::runImport(const ImportRequest &request) {
     return 1;
 
   PassManager pm(&context);
-  if (!request.raw) {
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createBraidRaiseAttention());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-  }
-  StringRef pipeline = StringRef(request.pipeline).trim();
-  // The pipeline runs on the module: accept it with or without the
-  // builtin.module(...) anchor that braid-opt's --pass-pipeline wants.
-  if (pipeline.consume_front("builtin.module(") &&
-      !pipeline.consume_back(")")) {
-    llvm::errs() << "error: unbalanced parentheses in --pipeline\n";
-    return 1;
-  }
-  if (!pipeline.empty() &&
-      failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+  if (!request.raw)
+    buildImportPipeline(pm);
+  if (request.addPasses && failed(request.addPasses(pm)))
     return 1;
   if (request.emit != EmitKind::Braid)
-    pm.addPass(createBraidToExec());
+    buildLowerPipeline(pm);
   if (failed(pm.run(*imported->module)))
     return 1;
-  if (request.emit == EmitKind::Plan && request.outputPath == "-") {
-    llvm::errs() << "error: a plan is binary; name its file with -o\n";
-    return 1;
-  }
 
   std::string weights = request.weightsPath;
   if (weights.empty() && !imported->weights.empty()) {

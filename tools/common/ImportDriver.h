@@ -5,6 +5,9 @@
 
 #include "frontend/onnx/OnnxImporter.h"
 
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,17 +27,19 @@ struct ImportRequest {
   std::string weightsPath;
   /// `name=2x16` specs for graph inputs with dynamic dimensions.
   std::vector<std::string> inputShapes;
-  /// Skip canonicalization and raising.
+  /// Skip braid-import-pipeline (canonicalization and raising).
   bool raw = false;
-  /// A textual pass pipeline to run after import (and raising), or empty.
-  std::string pipeline;
+  /// Adds the passes that run between braid-import-pipeline and lowering;
+  /// fails after printing why. None: no passes.
+  std::function<LogicalResult(OpPassManager &)> addPasses;
   bool showProgress = false;
 };
 
-/// Imports an ONNX model to braid IR, canonicalizes it and raises attention
-/// patterns (unless raw), runs the extra pipeline, and writes the IR and its
-/// weights. Prints one clear message per problem to stderr; returns the exit
-/// code. Nothing is written unless everything succeeded.
+/// Imports an ONNX model to braid IR, runs braid-import-pipeline (unless
+/// raw), the passes of `addPasses` and, for exec and plans,
+/// braid-lower-pipeline, and writes the result and its weights. Prints one
+/// clear message per problem to stderr; returns the exit code. Nothing is
+/// written unless everything succeeded.
 int runImport(const ImportRequest &request);
 
 /// Translates a module holding one exec.plan to a plan file; returns the

@@ -1,0 +1,216 @@
+//===- Pipelines.cpp - what braidc runs, as named pass pipelines ----------===//
+
+#include "passes/Pipelines.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// How each step kind is spelled, and whether it takes a chunk count.
+struct StepSpelling {
+  OverlapStep::Kind kind;
+  llvm::StringLiteral name;
+  bool counted;
+};
+constexpr StepSpelling kStepSpellings[] = {
+    {OverlapStep::Kind::Domino, "domino", true},
+    {OverlapStep::Kind::DominoColumns, "domino-columns", true},
+    {OverlapStep::Kind::Seq, "seq", true},
+    {OverlapStep::Kind::Comet, "comet", true},
+    {OverlapStep::Kind::Ring, "ring", false},
+    {OverlapStep::Kind::Attention2D, "attention-2d", false},
+    {OverlapStep::Kind::Schedule, "schedule", false},
+    {OverlapStep::Kind::Auto, "auto", false},
+};
+
+const StepSpelling &spellingOf(OverlapStep::Kind kind) {
+  for (const StepSpelling &spelling : kStepSpellings)
+    if (spelling.kind == kind)
+      return spelling;
+  llvm_unreachable("every step kind has a spelling");
+}
+} // namespace
+
+std::optional<OverlapStep> OverlapStep::parse(llvm::StringRef text) {
+  auto [name, value] = text.trim().split('=');
+  bool hasValue = text.contains('=');
+  for (const StepSpelling &spelling : kStepSpellings) {
+    if (spelling.name != name)
+      continue;
+    OverlapStep step;
+    step.kind = spelling.kind;
+    if (!hasValue)
+      return step;
+    if (spelling.counted) {
+      std::optional<AutoCount> chunks = AutoCount::parse(value);
+      if (!chunks)
+        return std::nullopt;
+      step.chunks = *chunks;
+      return step;
+    }
+    if (spelling.kind != Kind::Attention2D)
+      return std::nullopt;
+    // RxC with positive R and C; whether R * C is the axis size is the
+    // pass's to check.
+    auto [rows, columns] = value.split('x');
+    int64_t r, c;
+    if (value != "auto" && (rows.getAsInteger(10, r) || r < 1 ||
+                            columns.getAsInteger(10, c) || c < 1))
+      return std::nullopt;
+    step.grid = value.str();
+    return step;
+  }
+  return std::nullopt;
+}
+
+llvm::raw_ostream &mlir::braid::operator<<(llvm::raw_ostream &os,
+                                           const OverlapStep &step) {
+  const StepSpelling &spelling = spellingOf(step.kind);
+  os << spelling.name;
+  if (spelling.counted)
+    os << "=" << step.chunks;
+  if (step.kind == OverlapStep::Kind::Attention2D)
+    os << "=" << step.grid;
+  return os;
+}
+
+bool llvm::cl::parser<OverlapStep>::parse(Option &option, StringRef argName,
+                                          StringRef arg, OverlapStep &value) {
+  std::optional<OverlapStep> step = OverlapStep::parse(arg);
+  if (!step)
+    return option.error("'" + arg +
+                        "' is not one of domino[=K|auto], "
+                        "domino-columns[=K|auto], seq[=K|auto], "
+                        "comet[=K|auto], ring, attention-2d[=RxC|auto], "
+                        "schedule, auto");
+  value = *step;
+  return false;
+}
+
+void llvm::cl::parser<OverlapStep>::anchor() {}
+
+void mlir::braid::buildImportPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createBraidRaiseAttention());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+LogicalResult mlir::braid::buildParallelPipeline(
+    OpPassManager &pm, const ParallelPipelineOptions &options,
+    llvm::function_ref<LogicalResult(const llvm::Twine &)> emitError) {
+  if (options.balance) {
+    // The zigzag order is for the blocks the partitioner cuts along cp, so
+    // it runs on the single-device program.
+    if (options.cp < 2)
+      return emitError("balance reorders the sequence for context "
+                       "parallelism and needs cp=N with N >= 2");
+    BraidBalanceSequenceOptions balance;
+    balance.parts = options.cp;
+    pm.addPass(createBraidBalanceSequence(balance));
+  }
+  pm.addPass(createBraidSplitFusedProjections());
+  BraidPartitionOptions partition;
+  partition.tpSize = options.tp;
+  partition.sequenceParallel = options.sp;
+  partition.dpSize = options.dp;
+  partition.epSize = options.ep;
+  partition.cpSize = options.cp;
+  partition.allowReplicated = options.allowReplicated;
+  pm.addPass(createBraidPartition(partition));
+  return success();
+}
+
+/// Adds the pass `create` makes from `options`, timed on hardware profile
+/// `hw` like every pass of braid-overlap-pipeline.
+template <typename OptionsT>
+static void addTimedPass(OpPassManager &pm,
+                         std::unique_ptr<Pass> (*create)(OptionsT),
+                         OptionsT options, StringRef hw) {
+  options.hw = hw.str();
+  pm.addPass(create(std::move(options)));
+}
+
+void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
+                                       const OverlapPipelineOptions &options) {
+  for (const OverlapStep &step : options.steps) {
+    switch (step.kind) {
+    case OverlapStep::Kind::Domino:
+    case OverlapStep::Kind::DominoColumns: {
+      BraidDominoOptions domino;
+      domino.chunks = step.chunks;
+      domino.split =
+          step.kind == OverlapStep::Kind::Domino ? "rows" : "columns";
+      addTimedPass(pm, createBraidDomino, domino, options.hw);
+      break;
+    }
+    case OverlapStep::Kind::Seq: {
+      BraidSeqPipelineOptions seq;
+      seq.chunks = step.chunks;
+      addTimedPass(pm, createBraidSeqPipeline, seq, options.hw);
+      break;
+    }
+    case OverlapStep::Kind::Comet: {
+      BraidCometOptions comet;
+      comet.combineChunks = step.chunks;
+      addTimedPass(pm, createBraidComet, comet, options.hw);
+      break;
+    }
+    case OverlapStep::Kind::Ring:
+      pm.addPass(createBraidRingAttention());
+      break;
+    case OverlapStep::Kind::Attention2D: {
+      BraidAttention2DOptions attention;
+      attention.grid = step.grid;
+      addTimedPass(pm, createBraidAttention2D, attention, options.hw);
+      break;
+    }
+    case OverlapStep::Kind::Schedule:
+      break;
+    case OverlapStep::Kind::Auto:
+      addTimedPass(pm, createBraidOverlapAuto, BraidOverlapAutoOptions(),
+                   options.hw);
+      break;
+    }
+  }
+  addTimedPass(pm, createBraidSchedule, BraidScheduleOptions(), options.hw);
+  pm.addPass(createBraidVerifyCollectives());
+}
+
+void mlir::braid::registerBraidPipelines() {
+  registerCanonicalizerPass();
+  registerCSEPass();
+  PassPipelineRegistration<>(
+      "braid-import-pipeline",
+      "What braidc runs after ONNX import: canonicalize, "
+      "braid-raise-attention, canonicalize, cse",
+      buildImportPipeline);
+  // PassPipelineRegistration's builder cannot fail, and `balance` without
+  // `cp` must: this is the same registration with the builder's error
+  // reported at the pipeline's name.
+  registerPassPipeline(
+      "braid-parallel-pipeline",
+      "What braidc --parallel runs: [braid-balance-sequence,] "
+      "braid-split-fused-projections, braid-partition",
+      [](OpPassManager &pm, StringRef text,
+         llvm::function_ref<LogicalResult(const Twine &)> emitError) {
+        std::unique_ptr<ParallelPipelineOptions> options =
+            ParallelPipelineOptions::createFromString(text);
+        if (!options)
+          return failure();
+        return buildParallelPipeline(pm, *options, emitError);
+      },
+      [](llvm::function_ref<void(const detail::PassOptions &)> handler) {
+        handler(ParallelPipelineOptions());
+      });
+  PassPipelineRegistration<OverlapPipelineOptions>(
+      "braid-overlap-pipeline",
+      "What braidc --overlap runs: the overlap passes in the order given, "
+      "then braid-schedule and braid-verify-collectives",
+      buildOverlapPipeline);
+}

@@ -1,0 +1,158 @@
+//===- Pipelines.h - what braidc runs, as named pass pipelines --*- C++ -*-===//
+//
+// braidc builds its pass manager from these functions, and braid-opt and the
+// pass plugin of mlir-opt-22 run the same functions by name:
+//
+//   braid-import-pipeline
+//       canonicalize, braid-raise-attention, canonicalize, cse (after import)
+//   braid-parallel-pipeline{tp=2 sp=true dp=2 ep=2 cp=2 balance=true
+//                           allow-replicated=false}
+//       [braid-balance-sequence,] braid-split-fused-projections,
+//       braid-partition (braidc --parallel)
+//   braid-overlap-pipeline{overlap=domino=2,seq=auto hw=dgx-h100}
+//       the overlap passes in the order given, then braid-schedule and
+//       braid-verify-collectives (braidc --overlap)
+//
+// braid-lower-pipeline (braid-to-exec) is in lowering/Pipelines.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_PASSES_PIPELINES_H
+#define BRAID_PASSES_PIPELINES_H
+
+#include "passes/AutoCount.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace braid {
+
+/// Options of braid-parallel-pipeline: the mesh of braid-partition's presets.
+struct ParallelPipelineOptions
+    : public PassPipelineOptions<ParallelPipelineOptions> {
+  Option<int64_t> tp{*this, "tp",
+                     llvm::cl::desc("Ranks along the tensor-parallel axis "
+                                    "(Megatron)"),
+                     llvm::cl::init(0)};
+  Option<bool> sp{*this, "sp",
+                  llvm::cl::desc("Sequence parallelism on the tp axis"),
+                  llvm::cl::init(false)};
+  Option<int64_t> dp{*this, "dp",
+                     llvm::cl::desc("Ranks along the data-parallel axis "
+                                    "(batch split)"),
+                     llvm::cl::init(0)};
+  Option<int64_t> ep{*this, "ep",
+                     llvm::cl::desc("Ranks along the expert-parallel axis"),
+                     llvm::cl::init(0)};
+  Option<int64_t> cp{*this, "cp",
+                     llvm::cl::desc("Ranks along the context-parallel axis "
+                                    "(sequence split)"),
+                     llvm::cl::init(0)};
+  Option<bool> balance{
+      *this, "balance",
+      llvm::cl::desc("Zigzag the sequence over the cp ranks before "
+                     "partitioning (braid-balance-sequence), so that causal "
+                     "attention costs every rank about the same"),
+      llvm::cl::init(false)};
+  Option<bool> allowReplicated{
+      *this, "allow-replicated",
+      llvm::cl::desc("Accept an axis that partitions nothing (every rank "
+                     "computes the whole program) with a warning"),
+      llvm::cl::init(false)};
+};
+
+/// One step of braid-overlap-pipeline's `overlap` list, spelled as braidc's
+/// --overlap spells it: `domino[=K|auto]`, `domino-columns[=K|auto]`,
+/// `seq[=K|auto]`, `comet[=K|auto]` (no count: auto), `ring`,
+/// `attention-2d[=RxC|auto]`, `schedule` (nothing before braid-schedule) or
+/// `auto` (braid-overlap-auto).
+struct OverlapStep {
+  enum class Kind {
+    Domino,
+    DominoColumns,
+    Seq,
+    Comet,
+    Ring,
+    Attention2D,
+    Schedule,
+    Auto
+  };
+  Kind kind = Kind::Schedule;
+  /// The chunks of Domino, ISO and COMET.
+  AutoCount chunks;
+  /// `RxC` or `auto`, for ATTENTION2D.
+  std::string grid = "auto";
+
+  /// Parses one step; nothing when `text` is not one.
+  static std::optional<OverlapStep> parse(llvm::StringRef text);
+};
+
+/// Prints a step as OverlapStep::parse reads it.
+llvm::raw_ostream &operator<<(llvm::raw_ostream &os, const OverlapStep &step);
+
+} // namespace braid
+} // namespace mlir
+
+namespace llvm {
+namespace cl {
+/// Parses a step of braid-overlap-pipeline's `overlap` list.
+template <>
+class parser<mlir::braid::OverlapStep>
+    : public basic_parser<mlir::braid::OverlapStep> {
+public:
+  parser(Option &option) : basic_parser(option) {}
+
+  /// Returns true (after reporting it) when `arg` is not a step.
+  bool parse(Option &option, StringRef argName, StringRef arg,
+             mlir::braid::OverlapStep &value);
+
+  StringRef getValueName() const override { return "step"; }
+
+  void anchor() override;
+};
+} // namespace cl
+} // namespace llvm
+
+namespace mlir {
+namespace braid {
+
+/// Options of braid-overlap-pipeline.
+struct OverlapPipelineOptions
+    : public PassPipelineOptions<OverlapPipelineOptions> {
+  ListOption<OverlapStep> steps{
+      *this, "overlap",
+      llvm::cl::desc("Overlap passes in order: domino[=K|auto], "
+                     "domino-columns[=K|auto], seq[=K|auto], comet[=K|auto], "
+                     "ring, attention-2d[=RxC|auto], schedule or auto (the "
+                     "cost model picks)")};
+  Option<std::string> hw{*this, "hw",
+                         llvm::cl::desc("Hardware profile (runtime/profiles) "
+                                        "every pass and braid-schedule time "
+                                        "with"),
+                         llvm::cl::init("dgx-h100")};
+};
+
+/// Adds braid-import-pipeline: the cleanup and raising of imported IR.
+void buildImportPipeline(OpPassManager &pm);
+
+/// Adds braid-parallel-pipeline. Fails, with a message to `emitError`, for
+/// options that contradict each other.
+LogicalResult buildParallelPipeline(
+    OpPassManager &pm, const ParallelPipelineOptions &options,
+    llvm::function_ref<LogicalResult(const llvm::Twine &)> emitError);
+
+/// Adds braid-overlap-pipeline.
+void buildOverlapPipeline(OpPassManager &pm,
+                          const OverlapPipelineOptions &options);
+
+/// Registers the pipelines above by name (and the upstream passes they use).
+void registerBraidPipelines();
+
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_PASSES_PIPELINES_H

@@ -1,0 +1,30 @@
+//===- ToolOptions.cpp - --help and --version of the compiler tools -------===//
+
+#include "tools/common/ToolOptions.h"
+
+#include "runtime/core/Version.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+llvm::cl::OptionCategory &mlir::braid::getBraidToolCategory() {
+  static llvm::cl::OptionCategory category("Braid options");
+  return category;
+}
+
+void mlir::braid::setBraidVersionPrinter(llvm::StringRef toolName) {
+  llvm::cl::SetVersionPrinter([name = toolName.str()](llvm::raw_ostream &os) {
+    os << name << " (Braid) " << ::braid::rt::kBraidVersion
+       << "\n  built with MLIR " << LLVM_VERSION_STRING << "\n";
+  });
+}
+
+void mlir::braid::hideRegisteredOptions(llvm::ArrayRef<llvm::StringRef> keep) {
+  llvm::cl::HideUnrelatedOptions(getBraidToolCategory());
+  auto &options = llvm::cl::getRegisteredOptions();
+  for (llvm::StringRef name : keep)
+    if (llvm::cl::Option *option = options.lookup(name))
+      option->setHiddenFlag(llvm::cl::NotHidden);
+}
