@@ -300,6 +300,7 @@ Value AxisPartitioner::complete(Value v, Operation *user) {
   auto combiner = ReductionKindAttr::get(builder.getContext(), partial.at(v));
   Operation *collective;
   int64_t tokens = type.getRank() - 2;
+  assert(!shardOf(v) && "a partial value is never split");
   if (strategy.sequenceParallel && tokens >= 0 &&
       type.getDimSize(tokens) % size() == 0) {
     collective = ReduceScatterOp::create(
@@ -741,19 +742,24 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   }
 
   const DimensionMapping &mapping = mappings[op];
+  FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
+  if (failed(chosenOr))
+    return failure();
+  FactorSplit chosen = *chosenOr;
   // Partial values are completed before any use, except by an op linear in
-  // them that is no contraction and makes nothing larger: the partial sums
-  // flow through it and are completed once, later.
-  std::optional<ReductionKind> flowing = partialThrough(op, mapping);
+  // them that is no contraction, makes nothing larger and runs whole: the
+  // partial sums flow through it and are completed once, later. (A value
+  // cannot be both partial and split: rank r holds only block r, but block
+  // r's sum needs every rank's part of it.)
+  std::optional<ReductionKind> flowing;
+  if (chosen.factor < 0 &&
+      llvm::none_of(op->getOperands(), [&](Value v) { return shardOf(v); }))
+    flowing = partialThrough(op, mapping);
   if (!flowing)
     for (OpOperand &operand : op->getOpOperands())
       if (partial.contains(operand.get()))
         complete(operand.get(), op);
 
-  FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
-  if (failed(chosenOr))
-    return failure();
-  FactorSplit chosen = *chosenOr;
   // The factors computed in blocks: the chosen one, and for routed tokens
   // the slots they fill.
   SmallVector<FactorSplit, 2> splits;
