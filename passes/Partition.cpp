@@ -582,6 +582,8 @@ AxisPartitioner::partialThrough(Operation *op,
 }
 
 void AxisPartitioner::leftWhole(Operation *op, const Twine &why) {
+  if (llvm::any_of(wholeOps, [&](const auto &entry) { return entry.first == op; }))
+    return;
   wholeOps.push_back({op, why.str()});
 }
 
@@ -742,23 +744,32 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   }
 
   const DimensionMapping &mapping = mappings[op];
-  FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
-  if (failed(chosenOr))
-    return failure();
-  FactorSplit chosen = *chosenOr;
   // Partial values are completed before any use, except by an op linear in
   // them that is no contraction, makes nothing larger and runs whole: the
   // partial sums flow through it and are completed once, later. (A value
   // cannot be both partial and split: rank r holds only block r, but block
   // r's sum needs every rank's part of it.)
   std::optional<ReductionKind> flowing;
-  if (chosen.factor < 0 &&
-      llvm::none_of(op->getOperands(), [&](Value v) { return shardOf(v); }))
+  FactorSplit chosen;
+  if (llvm::none_of(op->getOperands(), [&](Value v) { return shardOf(v); }))
     flowing = partialThrough(op, mapping);
-  if (!flowing)
+  if (flowing) {
+    FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
+    if (failed(chosenOr))
+      return failure();
+    chosen = *chosenOr;
+    if (chosen.factor >= 0)
+      flowing.reset();
+  }
+  if (!flowing) {
     for (OpOperand &operand : op->getOpOperands())
       if (partial.contains(operand.get()))
         complete(operand.get(), op);
+    FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
+    if (failed(chosenOr))
+      return failure();
+    chosen = *chosenOr;
+  }
 
   // The factors computed in blocks: the chosen one, and for routed tokens
   // the slots they fill.
