@@ -245,6 +245,9 @@ private:
   /// Ops asked to compute their result split on a dimension because an
   /// input they read could not be split where the preset splits inputs.
   llvm::DenseMap<Operation *, int64_t> resultSeeds;
+  /// The batch and sequence sizes of the program's token inputs ([B, S]):
+  /// a dimension of B * S elements holds flattened tokens.
+  int64_t tokenBatch = 1, tokenSequence = 1;
   /// Whether anything is split, partial or exchanged on this axis.
   bool partitionedSomething = false;
   /// Answers of splitPays, by (value, dimension, outer).
@@ -301,16 +304,34 @@ Value AxisPartitioner::complete(Value v, Operation *user) {
   Operation *collective;
   int64_t tokens = type.getRank() - 2;
   assert(!shardOf(v) && "a partial value is never split");
+  // Tokens flattened as [batch * sequence] are split along the sequence
+  // like the unflattened ones: strided by the batch.
+  int64_t outer = 1;
+  if (tokens >= 0 && tokenBatch > 1 &&
+      type.getDimSize(tokens) == tokenBatch * tokenSequence)
+    outer = tokenBatch;
   if (strategy.sequenceParallel && tokens >= 0 &&
-      type.getDimSize(tokens) % size() == 0) {
+      (type.getDimSize(tokens) / outer) % size() == 0) {
+    SmallVector<int64_t> position;
+    Value expanded = expand(v, {{tokens, outer}}, position, user);
+    auto expandedType = cast<RankedTensorType>(expanded.getType());
+    builder.setInsertionPoint(user);
     collective = ReduceScatterOp::create(
-        builder, loc, resize(type, tokens, /*split=*/true), meshRef(), axes(),
-        v, combiner, builder.getI64IntegerAttr(tokens));
-    setShard(collective->getResult(0), Shard{tokens, 1});
-  } else {
-    collective =
-        AllReduceOp::create(builder, loc, type, meshRef(), axes(), v, combiner);
+        builder, loc, resize(expandedType, position[tokens], /*split=*/true),
+        meshRef(), axes(), expanded, combiner,
+        builder.getI64IntegerAttr(position[tokens]));
+    Value r = reshapeTo(collective->getResult(0),
+                        resize(type, tokens, /*split=*/true), user);
+    v.replaceUsesWithIf(r, [&](OpOperand &use) {
+      return use.getOwner() != collective &&
+             use.getOwner() != expanded.getDefiningOp();
+    });
+    setShard(r, Shard{tokens, outer});
+    partial.erase(v);
+    return r;
   }
+  collective =
+      AllReduceOp::create(builder, loc, type, meshRef(), axes(), v, combiner);
   Value r = collective->getResult(0);
   v.replaceAllUsesExcept(r, collective);
   partial.erase(v);
@@ -933,6 +954,13 @@ LogicalResult AxisPartitioner::run() {
       mappings[op] = mappingOp.getDimensionMapping();
   if (ops.empty())
     return success();
+  for (BlockArgument arg : function.getArguments())
+    if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+        type && type.getRank() >= 2) {
+      tokenBatch = type.getDimSize(0);
+      tokenSequence = type.getDimSize(1);
+      break;
+    }
   if (failed(seedArguments()))
     return failure();
   for (Operation *op : ops)
