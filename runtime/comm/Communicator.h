@@ -12,7 +12,9 @@
 // the executor arranges blocks along the tensor dimension the plan names.
 //
 // Implementations: LocalCommunicator (one rank), MpiCommunicator (mpirun),
-// later NCCL. Every call either completes or throws CollectiveError.
+// ThreadCommunicator (every rank a thread of one process), and the CUDA
+// backend's NCCL communicator. Every call either completes or throws
+// CollectiveError.
 //
 //===----------------------------------------------------------------------===//
 
