@@ -145,7 +145,8 @@ void reduceInts(ReduceOp op, const std::vector<const void *> &inputs,
   for (int64_t k = 0; k < count; ++k) {
     T value = static_cast<const T *>(inputs[0])[offset + k];
     for (size_t i = 1; i < inputs.size(); ++i)
-      value = combineInts(op, value, static_cast<const T *>(inputs[i])[offset + k]);
+      value =
+          combineInts(op, value, static_cast<const T *>(inputs[i])[offset + k]);
     result[k] = op == ReduceOp::Avg ? static_cast<T>(value / groupSize) : value;
   }
 }
@@ -315,10 +316,9 @@ public:
                  void *out, int64_t count, DType dtype, int64_t root) override {
     int64_t n = groupSize(axes);
     if (root < 0 || root >= n)
-      throw CollectiveError(describe("broadcast", axes, n) + ": root " +
-                            std::to_string(root) +
-                            " is not a member index in [0, " +
-                            std::to_string(n) + ")");
+      throw CollectiveError(
+          describe("broadcast", axes, n) + ": root " + std::to_string(root) +
+          " is not a member index in [0, " + std::to_string(n) + ")");
     CallShape shape{"broadcast", count, dtype, -1, root};
     size_t bytes = blockBytes(count, dtype);
     run(axes, shape, in, out, count,
@@ -416,8 +416,9 @@ private:
                                   const void *in, const std::string &where) {
     std::unique_lock<std::mutex> lock(world_.mutex);
     if (world_.aborted)
-      throw CollectiveError(where + " refused: the world is unusable after an "
-                                    "earlier failure (" +
+      throw CollectiveError(where +
+                            " refused: the world is unusable after an "
+                            "earlier failure (" +
                             world_.abortReason + ")");
     uint64_t call = world_.calls[{rank_, group}]++;
     std::shared_ptr<Meeting> &slot = world_.meetings[{group, call}];
@@ -454,8 +455,8 @@ private:
       throw CollectiveError(message);
     }
     if (!meeting->disagreement.empty()) {
-      std::string message = where + ": members disagree about " +
-                            meeting->disagreement;
+      std::string message =
+          where + ": members disagree about " + meeting->disagreement;
       lock.unlock();
       leave(group, *meeting);
       throw CollectiveError(message);

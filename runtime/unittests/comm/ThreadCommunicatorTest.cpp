@@ -136,8 +136,7 @@ template <typename T> void checkReductions() {
           comm.reduceScatter(axes, blocks.data(), mine.data(), count,
                              dtypeOf<T>(), op);
           for (int64_t k = 0; k < count; ++k)
-            EXPECT_EQ(mine[k],
-                      reduceOver<T>(op, m.ranks, m.self * count + k))
+            EXPECT_EQ(mine[k], reduceOver<T>(op, m.ranks, m.self * count + k))
                 << "reduce_scatter rank " << comm.rank() << " op " << int(op)
                 << " element " << k;
         }
@@ -190,8 +189,7 @@ TEST(ThreadCommunicatorTest, DataMovement) {
         // broadcast: every member gets the root's buffer.
         for (int64_t root = 0; root < n; ++root) {
           std::vector<float> copy(count, -1);
-          comm.broadcast(axes, in.data(), copy.data(), count, DType::F32,
-                         root);
+          comm.broadcast(axes, in.data(), copy.data(), count, DType::F32, root);
           for (int64_t k = 0; k < count; ++k)
             EXPECT_EQ(copy[k], valueOf<float>(m.ranks[root], k));
         }
@@ -221,9 +219,8 @@ TEST(ThreadCommunicatorTest, I1IsLogical) {
       uint8_t out[4] = {9, 9, 9, 9};
       comm.allReduce({"x"}, in, out, 4, DType::I1, op);
       bool isOr = op == ReduceOp::Sum || op == ReduceOp::Max;
-      std::vector<uint8_t> expected =
-          isOr ? std::vector<uint8_t>{0, 1, 1, 1}
-               : std::vector<uint8_t>{0, 0, 1, 0};
+      std::vector<uint8_t> expected = isOr ? std::vector<uint8_t>{0, 1, 1, 1}
+                                           : std::vector<uint8_t>{0, 0, 1, 0};
       EXPECT_EQ(std::vector<uint8_t>(out, out + 4), expected) << int(op);
     }
   });
@@ -300,8 +297,7 @@ TEST(ThreadCommunicatorTest, DisagreeingMembersThrow) {
       ADD_FAILURE() << "rank " << comm.rank() << " did not throw";
     } catch (const CollectiveError &error) {
       EXPECT_THAT(error.what(), HasSubstr("members disagree about call 0"));
-      EXPECT_THAT(error.what(),
-                  HasSubstr("all_reduce of 2 f32 elements, sum"));
+      EXPECT_THAT(error.what(), HasSubstr("all_reduce of 2 f32 elements, sum"));
       EXPECT_THAT(error.what(), HasSubstr("all_gather of 2 f32 elements"));
     }
   });
@@ -325,8 +321,11 @@ TEST(ThreadCommunicatorTest, ArgumentErrorsLeaveTheWorldUsable) {
         [&] { comm.allReduce({"pp"}, in, out, 2, DType::F32, ReduceOp::Sum); },
         me + "all_reduce over axes [pp]: unknown mesh axis 'pp'; the mesh is "
              "[dp=1, tp=2]");
-    expectError([&] { comm.allGather({"tp", "tp"}, in, out, 1, DType::F32); },
-                me + "all_gather over axes [tp, tp]: axis 'tp' is listed twice");
+    expectError(
+        [&] {
+          comm.allGather({"tp", "tp"}, in, out, 1, DType::F32);
+        },
+        me + "all_gather over axes [tp, tp]: axis 'tp' is listed twice");
     expectError([&] { comm.permute({"tp"}, in, out, -1, DType::F32, 1); },
                 me + "permute over axes [tp] (group of 2): count -1 is "
                      "outside [0, 2^31 - 1]");
