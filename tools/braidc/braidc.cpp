@@ -9,12 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/common/ImportDriver.h"
+#include "tools/common/ParallelPipeline.h"
 
 #include "passes/Passes.h"
 
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
 
@@ -55,11 +55,14 @@ llvm::cl::opt<std::string> overlap(
     llvm::cl::desc(
         "Overlap communication with computation after partitioning: "
         "comma-separated domino[=K] (row chunks; K=0 or none: chosen by the "
-        "cost model), domino-columns[=K], seq[=K] (ISO sequence chunks), "
+        "cost model), domino-columns[=K], domino-both[=K] (rows, then "
+        "columns), seq[=K] (ISO sequence chunks), seq-at=P[:P...] (ISO "
+        "chunks starting at these positions), "
         "comet[=K] (COMET, after ep=N), balance (zigzag sequence order "
         "for causal cp), "
         "ring (Ring Attention) or attention-2d[=RxC] (ATTENTION2D) after "
-        "cp=N, schedule, or auto (the cost model picks); every choice ends with "
+        "cp=N, schedule, or auto (the cost model picks); every choice ends "
+        "with "
         "braid-schedule and braid-verify-collectives"),
     llvm::cl::value_desc("domino,schedule"));
 llvm::cl::opt<std::string>
@@ -89,110 +92,18 @@ int main(int argc, char **argv) {
   request.outputPath = outputPath;
   request.weightsPath = weightsPath;
   request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
-  request.pipeline = pipeline;
-  if (!parallel.empty()) {
-    // tp=N, dp=N, ep=N, cp=N, sp (sequence parallel on tp) or sp=N (tp=N
-    // with sequence parallelism), comma-separated.
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef(parallel).split(items, ',');
-    std::string options;
-    llvm::StringSet<> seen;
-    for (llvm::StringRef item : items) {
-      auto [kind, count] = item.trim().split('=');
-      int64_t ranks = 0;
-      bool known = llvm::is_contained({"tp", "dp", "ep", "cp", "sp"}, kind);
-      bool counted = !count.empty() && !count.getAsInteger(10, ranks) &&
-                     ranks >= 1;
-      if (!known || (kind != "sp" && !counted) ||
-          (kind == "sp" && !count.empty() && !counted) ||
-          !seen.insert(kind).second) {
-        llvm::errs() << "error: --parallel '" << parallel << "': '" << item
-                     << "' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N "
-                        "(each at most once)\n";
-        return 1;
-      }
-      if (kind == "sp") {
-        options += " sp=true";
-        if (counted)
-          options += " tp=" + count.str();
-      } else {
-        options += " " + kind.str() + "=" + count.str();
-      }
-    }
-    std::string partition = "braid-split-fused-projections,braid-partition{" +
-                            options.substr(1) + "}";
-    request.pipeline =
-        pipeline.empty() ? partition : partition + "," + std::string(pipeline);
+  mlir::braid::ParallelOptions parallelOptions;
+  parallelOptions.parallel = parallel;
+  parallelOptions.overlap = overlap;
+  parallelOptions.hardware = hardware;
+  parallelOptions.pipeline = pipeline;
+  llvm::Expected<std::string> passes =
+      mlir::braid::buildParallelPipeline(parallelOptions);
+  if (!passes) {
+    llvm::errs() << "error: " << llvm::toString(passes.takeError()) << "\n";
+    return 1;
   }
-  if (!overlap.empty()) {
-    std::string passes;
-    std::string hw = " hw=" + hardware;
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef(overlap).split(items, ',');
-    for (llvm::StringRef item : items) {
-      auto [kind, count] = item.trim().split('=');
-      if (kind == "balance" && count.empty()) {
-        // Before partitioning: the zigzag order for the cp ranks.
-        std::optional<int64_t> cp;
-        llvm::SmallVector<llvm::StringRef> axes;
-        llvm::StringRef(parallel).split(axes, ',');
-        for (llvm::StringRef axis : axes) {
-          auto [name, size] = axis.trim().split('=');
-          int64_t ranks;
-          if (name == "cp" && !size.getAsInteger(10, ranks))
-            cp = ranks;
-        }
-        if (!cp) {
-          llvm::errs() << "error: --overlap balance reorders the sequence "
-                          "for context parallelism; give --parallel cp=N\n";
-          return 1;
-        }
-        request.pipeline = "braid-balance-sequence{parts=" +
-                           std::to_string(*cp) + "}," + request.pipeline;
-        continue;
-      }
-      if (kind == "ring" && count.empty()) {
-        passes += ",braid-ring-attention";
-        continue;
-      }
-      if (kind == "attention-2d") {
-        passes += ",braid-attention-2d{grid=" +
-                  (count.empty() ? std::string("auto") : count.str()) + hw +
-                  "}";
-        continue;
-      }
-      int64_t chunks = 0;
-      if (!count.empty() && (count.getAsInteger(10, chunks) || chunks < 0)) {
-        llvm::errs() << "error: --overlap '" << overlap << "': '" << item
-                     << "' needs a chunk count >= 0\n";
-        return 1;
-      }
-      std::string k = " chunks=" + std::to_string(chunks);
-      if (kind == "domino")
-        passes += ",braid-domino{split=rows" + k + hw + "}";
-      else if (kind == "domino-columns")
-        passes += ",braid-domino{split=columns" + k + hw + "}";
-      else if (kind == "comet")
-        passes += ",braid-comet{combine-" + k.substr(1) + hw + "}";
-      else if (kind == "seq")
-        passes += ",braid-seq-pipeline{" + k.substr(1) + hw + "}";
-      else if (kind == "auto" && count.empty())
-        passes += ",braid-overlap-auto{" + hw.substr(1) + "}";
-      else if (kind != "schedule" || !count.empty()) {
-        llvm::errs() << "error: --overlap '" << overlap << "': '" << item
-                     << "' is not one of domino[=K], domino-columns[=K], "
-                        "seq[=K], comet[=K], balance, ring, attention-2d[=RxC], "
-                        "schedule, "
-                        "auto\n";
-        return 1;
-      }
-    }
-    passes += ",braid-schedule{" + hw.substr(1) +
-              "},braid-verify-collectives";
-    request.pipeline = request.pipeline.empty()
-                           ? passes.substr(1)
-                           : request.pipeline + passes;
-  }
+  request.pipeline = *passes;
   request.emit = emit;
   request.showProgress = showProgress;
   return mlir::braid::runImport(request);
