@@ -373,8 +373,14 @@ TensorError mlir::braid::compareTensors(const ref::Tensor &actual,
                                         const ref::Tensor &expected) {
   double maxAbs = 0, maxRef = 0;
   for (int64_t k = 0; k < actual.numElements(); ++k) {
-    maxAbs = std::max(maxAbs, std::fabs(actual.at(k) - expected.at(k)));
-    maxRef = std::max(maxRef, std::fabs(expected.at(k)));
+    double a = actual.at(k), e = expected.at(k);
+    double difference = std::fabs(a - e);
+    // A NaN where the reference has a number (or the other way round) is
+    // as wrong as can be; std::max would drop it.
+    if (std::isnan(difference))
+      difference = std::isnan(a) && std::isnan(e) ? 0 : HUGE_VAL;
+    maxAbs = std::max(maxAbs, difference);
+    maxRef = std::max(maxRef, std::fabs(e));
   }
   return {maxAbs, maxRef > 0 ? maxAbs / maxRef : maxAbs};
 }

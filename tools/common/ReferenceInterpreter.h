@@ -51,7 +51,8 @@ interpretFunction(func::FuncOp function,
 
 /// How far `actual` is from `expected` (same shape): the largest absolute
 /// difference, and that divided by the largest expected magnitude (the
-/// difference itself when every expected value is 0).
+/// difference itself when every expected value is 0). A NaN against a
+/// number counts as an infinite difference.
 struct TensorError {
   double maxAbs = 0;
   double relative = 0;
