@@ -189,10 +189,11 @@ CaseRunner::CaseRunner(MLIRContext &context, RunnerOptions options)
 }
 
 OwningOpRef<ModuleOp> CaseRunner::parse(llvm::StringRef text,
+                                        llvm::StringRef bufferName,
                                         std::string &errors) {
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text),
-                               llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   llvm::raw_string_ostream stream(errors);
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, stream);
   return parseSourceFile<ModuleOp>(sourceMgr, &context);

@@ -82,8 +82,10 @@ class CaseRunner {
 public:
   CaseRunner(MLIRContext &context, RunnerOptions options);
 
-  /// Parses a program; null after printing the parser's errors to `errors`.
-  OwningOpRef<ModuleOp> parse(llvm::StringRef text, std::string &errors);
+  /// Parses a program (errors name `bufferName`); null after printing the
+  /// parser's errors to `errors`.
+  OwningOpRef<ModuleOp> parse(llvm::StringRef text, llvm::StringRef bufferName,
+                              std::string &errors);
 
   /// Runs `program` (left unchanged) through the comma-separated pass
   /// `pipeline` on data from `dataSeed`.

@@ -313,7 +313,10 @@ void ProgramWriter::chooseDims() {
     if (s >= 4)
       seqs.push_back(s);
   d.seq = seqs.empty() ? seqFactor : seqs[rng.below(seqs.size())];
-  d.batch = mesh.dp * std::max<int64_t>(mesh.batchChunks, rng.between(1, 2));
+  // Batch chunks need not be equal: a batch of 3 in 2 chunks is 2 and 1.
+  int64_t chunks = mesh.batchChunks;
+  d.batch = mesh.dp * (chunks > 1 ? rng.between(chunks, 2 * chunks - 1)
+                                  : rng.between(1, 2));
   d.heads = tp * (tp >= 3 ? 1 : rng.between(1, 2));
   if (tp == 1)
     d.heads = rng.between(2, 4);

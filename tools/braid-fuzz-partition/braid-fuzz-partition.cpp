@@ -22,6 +22,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
@@ -172,7 +174,7 @@ void printReproducer(llvm::raw_ostream &os, FailingCase &failing,
      << outcomeName(failing.result.outcome) << ", " << trials
      << " trials) ===\n";
   os << "// braid-fuzz-partition --reproduce=" << file
-     << " --mesh=" << failing.parallel
+     << " --mesh=" << (failing.parallel.empty() ? "none" : failing.parallel)
      << " --overlap=" << (failing.overlap.empty() ? "none" : failing.overlap)
      << " --data-seed=" << caseSeed << "\n";
   os << "// braid-opt " << file
@@ -270,7 +272,8 @@ int runReproduce(CaseRunner &runner) {
     return 1;
   }
   std::string errors;
-  OwningOpRef<ModuleOp> program = runner.parse((*buffer)->getBuffer(), errors);
+  OwningOpRef<ModuleOp> program =
+      runner.parse((*buffer)->getBuffer(), reproduce, errors);
   if (!program) {
     llvm::errs() << errors;
     return 1;
@@ -286,9 +289,21 @@ int runReproduce(CaseRunner &runner) {
     }
     pipeline = *built;
   }
+  for (const std::string &pass : splitPipeline(pipeline)) {
+    PassManager check(program->getContext());
+    std::string message;
+    llvm::raw_string_ostream stream(message);
+    if (failed(parsePassPipeline(pass, check, stream))) {
+      llvm::errs() << "error: --pipeline '" << pipeline << "': " << message
+                   << "\n";
+      return 1;
+    }
+  }
   CaseResult result = runner.run(*program, splitPipeline(pipeline), dataSeed);
-  llvm::outs() << reproduce << ": " << outcomeName(result.outcome) << " on "
-               << result.ranks << " ranks\n  pipeline: " << pipeline << "\n";
+  llvm::outs() << reproduce << ": " << outcomeName(result.outcome);
+  if (result.ranks > 0)
+    llvm::outs() << " on " << result.ranks << " ranks";
+  llvm::outs() << "\n  pipeline: " << pipeline << "\n";
   printResult(llvm::outs(), result);
   return result.outcome == Outcome::Mismatch || result.outcome == Outcome::Crash
              ? 1
@@ -356,7 +371,8 @@ int main(int argc, char **argv) {
       overlapItems = renderOverlap(config, generated.seq, rng);
 
     std::string what =
-        "case " + std::to_string(caseSeed) + ": --mesh=" + parallel +
+        "case " + std::to_string(caseSeed) +
+        ": --mesh=" + (parallel.empty() ? "none" : parallel) +
         " --overlap=" + (overlapItems.empty() ? "none" : overlapItems) +
         " program: " + generated.summary;
     setCurrentCase(what);
@@ -364,7 +380,8 @@ int main(int argc, char **argv) {
       llvm::outs() << "// " << what << "\n" << generated.text;
     CaseResult result;
     std::string errors;
-    OwningOpRef<ModuleOp> program = runner.parse(generated.text, errors);
+    OwningOpRef<ModuleOp> program =
+        runner.parse(generated.text, "generated", errors);
     llvm::Expected<std::string> pipeline = fullPipeline(parallel, overlapItems);
     if (!pipeline) {
       llvm::errs() << "error: " << llvm::toString(pipeline.takeError()) << "\n";
