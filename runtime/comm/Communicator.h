@@ -46,6 +46,13 @@ struct MeshShape {
                              const std::vector<std::string> &axes) const;
 };
 
+/// "[dp, tp]": axes as collective errors name them.
+std::string formatAxes(const std::vector<std::string> &axes);
+/// "[dp=2, tp=4]" (as far as names and sizes pair up).
+std::string formatMesh(const MeshShape &mesh);
+/// "0.05 s": a timeout as errors state it.
+std::string formatSeconds(std::chrono::milliseconds duration);
+
 enum class ReduceOp { Sum, Max, Min, Avg };
 
 /// A collective failed or timed out; the message names the rank, the

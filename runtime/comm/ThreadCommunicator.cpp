@@ -29,7 +29,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <sstream>
 
 namespace braid::rt {
 
@@ -80,27 +79,6 @@ struct Meeting {
   /// Set when two members disagree about the call; every member throws it.
   std::string disagreement;
 };
-
-std::string joinAxes(const std::vector<std::string> &axes) {
-  std::string text = "[";
-  for (size_t k = 0; k < axes.size(); ++k)
-    text += (k ? ", " : "") + axes[k];
-  return text + "]";
-}
-
-std::string describeMesh(const MeshShape &mesh) {
-  std::string text = "[";
-  for (size_t k = 0; k < mesh.axisNames.size(); ++k)
-    text += (k ? ", " : "") + mesh.axisNames[k] + "=" +
-            std::to_string(mesh.axisSizes[k]);
-  return text + "]";
-}
-
-std::string formatSeconds(std::chrono::milliseconds duration) {
-  std::ostringstream text;
-  text << double(duration.count()) / 1000.0 << " s";
-  return text.str();
-}
 
 //===----------------------------------------------------------------------===//
 // Reductions
@@ -332,7 +310,7 @@ private:
                        const std::vector<std::string> &axes,
                        int64_t members = 0) const {
     std::string text = "rank " + std::to_string(rank_) + ": " + collective +
-                       " over axes " + joinAxes(axes);
+                       " over axes " + formatAxes(axes);
     if (members > 0)
       text += " (group of " + std::to_string(members) + ")";
     return text;
@@ -349,7 +327,7 @@ private:
           mesh.axisNames.end())
         throw CollectiveError(describe(collective, axes) +
                               ": unknown mesh axis '" + axes[k] +
-                              "'; the mesh is " + describeMesh(mesh));
+                              "'; the mesh is " + formatMesh(mesh));
       if (std::find(axes.begin(), axes.begin() + k, axes[k]) !=
           axes.begin() + k)
         throw CollectiveError(describe(collective, axes) + ": axis '" +

@@ -34,6 +34,44 @@ const Preset kPresets[] = {
     {"dp,ep", 1, true}, {"dp,cp", 1, false},
 };
 
+/// Records mesh axis `kind` (tp, sp, dp, ep, cp) of `size` ranks.
+void addAxis(MeshSizes &sizes, llvm::StringRef kind, int64_t size) {
+  if (kind == "tp" || kind == "sp")
+    sizes.tp = size;
+  if (kind == "sp")
+    sizes.sequenceParallel = true;
+  if (kind == "dp")
+    sizes.dp = size;
+  if (kind == "ep")
+    sizes.ep = size;
+  if (kind == "cp")
+    sizes.cp = size;
+}
+
+/// Records what overlap item `kind` with `count` needs of the sizes.
+void addOverlap(MeshSizes &sizes, llvm::StringRef kind, int64_t count) {
+  if (kind == "domino" || kind == "domino-both")
+    sizes.batchChunks = std::max<int64_t>(sizes.batchChunks, count);
+  if (kind == "seq")
+    sizes.sequenceChunks = std::max<int64_t>(1, count);
+  if (kind == "balance")
+    sizes.zigzag = true;
+}
+
+/// Calls `add` with each item of a comma-separated list of kind[=count]
+/// (count 2 when absent).
+template <typename Add> void forEachItem(llvm::StringRef list, Add add) {
+  llvm::SmallVector<llvm::StringRef> items;
+  list.split(items, ',', -1, false);
+  for (llvm::StringRef item : items) {
+    auto [kind, count] = item.trim().split('=');
+    int64_t value = 2;
+    if (!count.empty())
+      count.getAsInteger(10, value);
+    add(kind, value);
+  }
+}
+
 } // namespace
 
 FuzzConfig mlir::braid::fuzz::randomConfig(Random &rng, uint32_t features) {
@@ -67,16 +105,7 @@ FuzzConfig mlir::braid::fuzz::randomConfig(Random &rng, uint32_t features) {
       size = 2; // At most 3 x 2.
     config.parallel += (config.parallel.empty() ? "" : ",") + axis.str() + "=" +
                        std::to_string(size);
-    if (axis == "tp" || axis == "sp")
-      config.sizes.tp = size;
-    if (axis == "sp")
-      config.sizes.sequenceParallel = true;
-    if (axis == "dp")
-      config.sizes.dp = size;
-    if (axis == "ep")
-      config.sizes.ep = size;
-    if (axis == "cp")
-      config.sizes.cp = size;
+    addAxis(config.sizes, axis, size);
   }
   if (config.sizes.ep > 1)
     config.required |= FeatureMoe;
@@ -120,12 +149,7 @@ FuzzConfig mlir::braid::fuzz::randomConfig(Random &rng, uint32_t features) {
     if (!kinds.insert(item.kind).second)
       continue;
     config.overlap.push_back(item);
-    if (item.kind == "domino" || item.kind == "domino-both")
-      config.sizes.batchChunks = std::max(config.sizes.batchChunks, item.count);
-    if (item.kind == "seq")
-      config.sizes.sequenceChunks = item.count;
-    if (item.kind == "balance")
-      config.sizes.zigzag = true;
+    addOverlap(config.sizes, item.kind, item.count);
     if (item.kind == "ring" || item.kind == "attention-2d")
       config.required |= FeatureAttention;
   }
@@ -161,38 +185,12 @@ std::string mlir::braid::fuzz::renderOverlap(const FuzzConfig &config,
 MeshSizes mlir::braid::fuzz::sizesOf(llvm::StringRef parallel,
                                      llvm::StringRef overlap) {
   MeshSizes sizes;
-  llvm::SmallVector<llvm::StringRef> items;
-  parallel.split(items, ',', -1, false);
-  for (llvm::StringRef item : items) {
-    auto [kind, count] = item.trim().split('=');
-    int64_t size = 2;
-    if (!count.empty())
-      count.getAsInteger(10, size);
-    if (kind == "tp" || kind == "sp")
-      sizes.tp = size;
-    if (kind == "sp")
-      sizes.sequenceParallel = true;
-    if (kind == "dp")
-      sizes.dp = size;
-    if (kind == "ep")
-      sizes.ep = size;
-    if (kind == "cp")
-      sizes.cp = size;
-  }
-  items.clear();
-  overlap.split(items, ',', -1, false);
-  for (llvm::StringRef item : items) {
-    auto [kind, count] = item.trim().split('=');
-    int64_t chunks = 2;
-    if (!count.empty())
-      count.getAsInteger(10, chunks);
-    if (kind == "domino" || kind == "domino-both")
-      sizes.batchChunks = std::max<int64_t>(1, chunks);
-    if (kind == "seq")
-      sizes.sequenceChunks = std::max<int64_t>(1, chunks);
-    if (kind == "balance")
-      sizes.zigzag = true;
-  }
+  forEachItem(parallel, [&](llvm::StringRef kind, int64_t size) {
+    addAxis(sizes, kind, size);
+  });
+  forEachItem(overlap, [&](llvm::StringRef kind, int64_t count) {
+    addOverlap(sizes, kind, count);
+  });
   return sizes;
 }
 
