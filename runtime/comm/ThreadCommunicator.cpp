@@ -292,7 +292,8 @@ public:
 
   void broadcast(const std::vector<std::string> &axes, const void *in,
                  void *out, int64_t count, DType dtype, int64_t root) override {
-    int64_t n = groupSize(axes);
+    // Axis errors first, as run() reports them.
+    int64_t n = int64_t(members("broadcast", axes).size());
     if (root < 0 || root >= n)
       throw CollectiveError(
           describe("broadcast", axes, n) + ": root " + std::to_string(root) +
