@@ -6,6 +6,7 @@
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -20,7 +21,9 @@ struct StepSpelling {
 constexpr StepSpelling kStepSpellings[] = {
     {OverlapStep::Kind::Domino, "domino", true},
     {OverlapStep::Kind::DominoColumns, "domino-columns", true},
+    {OverlapStep::Kind::DominoBoth, "domino-both", true},
     {OverlapStep::Kind::Seq, "seq", true},
+    {OverlapStep::Kind::SeqAt, "seq-at", false},
     {OverlapStep::Kind::Comet, "comet", true},
     {OverlapStep::Kind::Ring, "ring", false},
     {OverlapStep::Kind::Attention2D, "attention-2d", false},
@@ -53,6 +56,18 @@ std::optional<OverlapStep> OverlapStep::parse(llvm::StringRef text) {
       step.chunks = *chunks;
       return step;
     }
+    if (spelling.kind == Kind::SeqAt) {
+      // Positions P[:P...], each positive.
+      llvm::SmallVector<llvm::StringRef> points;
+      value.split(points, ':');
+      for (llvm::StringRef point : points) {
+        int64_t p;
+        if (point.getAsInteger(10, p) || p < 1)
+          return std::nullopt;
+        step.splitPoints.push_back(p);
+      }
+      return step;
+    }
     if (spelling.kind != Kind::Attention2D)
       return std::nullopt;
     // RxC with positive R and C; whether R * C is the axis size is the
@@ -76,6 +91,10 @@ llvm::raw_ostream &mlir::braid::operator<<(llvm::raw_ostream &os,
     os << "=" << step.chunks;
   if (step.kind == OverlapStep::Kind::Attention2D)
     os << "=" << step.grid;
+  if (step.kind == OverlapStep::Kind::SeqAt) {
+    os << "=";
+    llvm::interleave(step.splitPoints, os, ":");
+  }
   return os;
 }
 
@@ -85,7 +104,8 @@ bool llvm::cl::parser<OverlapStep>::parse(Option &option, StringRef argName,
   if (!step)
     return option.error("'" + arg +
                         "' is not one of domino[=K|auto], "
-                        "domino-columns[=K|auto], seq[=K|auto], "
+                        "domino-columns[=K|auto], domino-both[=K|auto], "
+                        "seq[=K|auto], seq-at=P[:P...], "
                         "comet[=K|auto], ring, attention-2d[=RxC|auto], "
                         "schedule, auto");
   value = *step;
@@ -141,17 +161,26 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
   for (const OverlapStep &step : options.steps) {
     switch (step.kind) {
     case OverlapStep::Kind::Domino:
-    case OverlapStep::Kind::DominoColumns: {
+    case OverlapStep::Kind::DominoColumns:
+    case OverlapStep::Kind::DominoBoth: {
       BraidDominoOptions domino;
       domino.chunks = step.chunks;
-      domino.split =
-          step.kind == OverlapStep::Kind::Domino ? "rows" : "columns";
+      domino.split = step.kind == OverlapStep::Kind::Domino ? "rows"
+                     : step.kind == OverlapStep::Kind::DominoColumns
+                         ? "columns"
+                         : "both";
       addTimedPass(pm, createBraidDomino, domino, options.hw);
       break;
     }
     case OverlapStep::Kind::Seq: {
       BraidSeqPipelineOptions seq;
       seq.chunks = step.chunks;
+      addTimedPass(pm, createBraidSeqPipeline, seq, options.hw);
+      break;
+    }
+    case OverlapStep::Kind::SeqAt: {
+      BraidSeqPipelineOptions seq;
+      seq.splitPoints = step.splitPoints;
       addTimedPass(pm, createBraidSeqPipeline, seq, options.hw);
       break;
     }
@@ -213,4 +242,111 @@ void mlir::braid::registerBraidPipelines() {
       "What braidc --overlap runs: the overlap passes in the order given, "
       "then braid-schedule and braid-verify-collectives",
       buildOverlapPipeline);
+}
+
+/// Fills braid-parallel-pipeline's options from braidc's --parallel.
+static LogicalResult
+parseParallel(StringRef parallel, ParallelPipelineOptions &options,
+              llvm::function_ref<LogicalResult(const Twine &)> emitError) {
+  // tp=N, dp=N, ep=N, cp=N, sp (sequence parallel on tp) or sp=N (tp=N
+  // with sequence parallelism), comma-separated.
+  if (parallel.empty())
+    return success();
+  SmallVector<StringRef> items;
+  parallel.split(items, ',');
+  llvm::StringSet<> seen;
+  for (StringRef item : items) {
+    auto [kind, count] = item.trim().split('=');
+    int64_t ranks = 0;
+    bool known = llvm::is_contained({"tp", "dp", "ep", "cp", "sp"}, kind);
+    bool counted =
+        !count.empty() && !count.getAsInteger(10, ranks) && ranks >= 1;
+    if (!known || (kind != "sp" && !counted) ||
+        (kind == "sp" && !count.empty() && !counted) ||
+        !seen.insert(kind).second)
+      return emitError("--parallel '" + parallel + "': '" + item +
+                       "' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N "
+                       "(each at most once)");
+    if (kind == "sp") {
+      options.sp = true;
+      if (counted)
+        options.tp = ranks;
+    } else if (kind == "tp") {
+      options.tp = ranks;
+    } else if (kind == "dp") {
+      options.dp = ranks;
+    } else if (kind == "ep") {
+      options.ep = ranks;
+    } else {
+      options.cp = ranks;
+    }
+  }
+  return success();
+}
+
+LogicalResult mlir::braid::buildDriverPipeline(
+    OpPassManager &pm, const DriverPipelineOptions &options,
+    llvm::function_ref<LogicalResult(const Twine &)> emitError) {
+  // `balance` is spelled with the overlap choices but reorders the
+  // single-device program: braid-parallel-pipeline runs it.
+  SmallVector<StringRef> steps;
+  bool balance = false;
+  if (!options.overlap.empty()) {
+    SmallVector<StringRef> items;
+    StringRef(options.overlap).split(items, ',');
+    for (StringRef item : items) {
+      if (item.trim() == "balance")
+        balance = true;
+      else
+        steps.push_back(item.trim());
+    }
+  }
+  if (!options.parallel.empty() || balance) {
+    ParallelPipelineOptions parallel;
+    if (failed(parseParallel(options.parallel, parallel, emitError)))
+      return failure();
+    parallel.balance = balance;
+    parallel.allowReplicated = options.allowReplicated;
+    if (failed(buildParallelPipeline(pm, parallel, emitError)))
+      return failure();
+  }
+
+  StringRef extra = StringRef(options.pipeline).trim();
+  // The pipeline runs on the module: accept it with or without the
+  // builtin.module(...) anchor that braid-opt's --pass-pipeline wants.
+  if (extra.consume_front("builtin.module(") && !extra.consume_back(")"))
+    return emitError("unbalanced parentheses in --pipeline");
+  if (!extra.empty()) {
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(extra, pm, os)))
+      return emitError("--pipeline '" + extra + "': " + StringRef(error).trim());
+  }
+
+  if (options.overlap.empty())
+    return success();
+  OverlapPipelineOptions overlap;
+  for (StringRef step : steps) {
+    std::optional<OverlapStep> parsed = OverlapStep::parse(step);
+    StringRef name = step.split('=').first;
+    if (!parsed && name == "seq-at")
+      return emitError("--overlap '" + options.overlap + "': '" + step +
+                       "' needs split points P:P:... (positions >= 1)");
+    if (!parsed && step.contains('=') &&
+        llvm::is_contained({"domino", "domino-columns", "domino-both", "seq",
+                            "comet"},
+                           name))
+      return emitError("--overlap '" + options.overlap + "': '" + step +
+                       "' needs a chunk count >= 0 or auto");
+    if (!parsed)
+      return emitError("--overlap '" + options.overlap + "': '" + step +
+                       "' is not one of domino[=K], domino-columns[=K], "
+                       "domino-both[=K], seq[=K], seq-at=P[:P...], "
+                       "comet[=K], balance, ring, attention-2d[=RxC], "
+                       "schedule, auto (K: a count or auto)");
+    overlap.steps.push_back(*parsed);
+  }
+  overlap.hw = options.hw;
+  buildOverlapPipeline(pm, overlap);
+  return success();
 }

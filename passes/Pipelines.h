@@ -74,7 +74,9 @@ struct OverlapStep {
   enum class Kind {
     Domino,
     DominoColumns,
+    DominoBoth,
     Seq,
+    SeqAt,
     Comet,
     Ring,
     Attention2D,
@@ -86,6 +88,8 @@ struct OverlapStep {
   AutoCount chunks;
   /// `RxC` or `auto`, for ATTENTION2D.
   std::string grid = "auto";
+  /// ISO's split points (`seq-at=P[:P...]`), sequence positions.
+  SmallVector<int64_t> splitPoints;
 
   /// Parses one step; nothing when `text` is not one.
   static std::optional<OverlapStep> parse(llvm::StringRef text);
@@ -126,7 +130,8 @@ struct OverlapPipelineOptions
   ListOption<OverlapStep> steps{
       *this, "overlap",
       llvm::cl::desc("Overlap passes in order: domino[=K|auto], "
-                     "domino-columns[=K|auto], seq[=K|auto], comet[=K|auto], "
+                     "domino-columns[=K|auto], domino-both[=K|auto], "
+                     "seq[=K|auto], seq-at=P[:P...], comet[=K|auto], "
                      "ring, attention-2d[=RxC|auto], schedule or auto (the "
                      "cost model picks)")};
   Option<std::string> hw{*this, "hw",
@@ -151,6 +156,28 @@ void buildOverlapPipeline(OpPassManager &pm,
 
 /// Registers the pipelines above by name (and the upstream passes they use).
 void registerBraidPipelines();
+
+/// braidc's --parallel, --overlap, --hw and --pipeline, as given on its
+/// command line.
+struct DriverPipelineOptions {
+  /// Comma-separated tp=N, dp=N, ep=N, cp=N, sp or sp=N.
+  std::string parallel;
+  /// Comma-separated overlap steps (OverlapStep) and `balance`.
+  std::string overlap;
+  std::string hw = "dgx-h100";
+  /// Passes to run after partitioning and before the overlap passes, with or
+  /// without the `builtin.module(...)` anchor.
+  std::string pipeline;
+  bool allowReplicated = false;
+};
+
+/// Adds what braidc runs between import and lowering for `options`:
+/// braid-parallel-pipeline, the extra pipeline, braid-overlap-pipeline.
+/// Errors name the option and the item that is wrong.
+LogicalResult
+buildDriverPipeline(OpPassManager &pm, const DriverPipelineOptions &options,
+                    llvm::function_ref<LogicalResult(const llvm::Twine &)>
+                        emitError);
 
 } // namespace braid
 } // namespace mlir

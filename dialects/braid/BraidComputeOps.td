@@ -462,14 +462,15 @@ def Braid_SliceOp : Braid_ComputeOp<"slice"> {
     int64_t getMinBytes() {
       return 2 * ::mlir::braid::getNumBytes(getResult());
     }
-    /// A kept dimension computed in blocks: the box's sizes follow the
-    /// result type.
+    /// The box's sizes follow the result type; a block of a sliced
+    /// dimension (the result's own factor) also moves the box's offset to
+    /// where the block starts.
     ::mlir::LogicalResult restrictToBlock(::mlir::OpBuilder &builder,
         const ::mlir::braid::DimensionMapping &mapping,
-        const ::mlir::braid::FactorBlock &block) {
-      setStaticSizes(getType().getShape());
-      return ::mlir::success();
-    }
+        const ::mlir::braid::FactorBlock &block);
+    /// A block of a sliced dimension must be contiguous (it moves the box).
+    bool canComputeBlock(const ::mlir::braid::DimensionMapping &mapping,
+                         unsigned factor, int64_t within);
   }];
 }
 

@@ -691,6 +691,69 @@ DimensionMapping SliceOp::getDimensionMapping() {
                           [&](int64_t d) { return isFullDim(*this, d); });
 }
 
+/// The result dimensions of a slice made of factor `factor` that the slice
+/// cuts (the input does not share the factor).
+static SmallVector<int64_t> slicedDimsOf(const DimensionMapping &mapping,
+                                         unsigned factor) {
+  SmallVector<int64_t> dims;
+  const ValueFactors &input = mapping.getOperands()[0];
+  for (auto [d, factors] : llvm::enumerate(mapping.getResults()[0]))
+    if (llvm::is_contained(factors, factor) &&
+        !llvm::is_contained(input[d], factor))
+      dims.push_back(d);
+  return dims;
+}
+
+bool SliceOp::canComputeBlock(const DimensionMapping &mapping, unsigned factor,
+                              int64_t within) {
+  return within == 1 || slicedDimsOf(mapping, factor).empty();
+}
+
+LogicalResult SliceOp::restrictToBlock(OpBuilder &builder,
+                                       const DimensionMapping &mapping,
+                                       const FactorBlock &block) {
+  setStaticSizes(getType().getShape());
+  SmallVector<int64_t> sliced = slicedDimsOf(mapping, block.factor);
+  if (sliced.empty())
+    return success();
+  if (!block.offset)
+    return failure();
+  // Every offset as a value or a constant; the sliced ones move by the
+  // block's start times the stride.
+  builder.setInsertionPoint(*this);
+  Location loc = getLoc();
+  SmallVector<int64_t> staticOffsets(getStaticOffsets());
+  SmallVector<Value> dynamic;
+  unsigned next = 0;
+  std::optional<int64_t> start = getConstantIntValue(block.offset);
+  for (int64_t d = 0, e = staticOffsets.size(); d < e; ++d) {
+    bool isDynamic = ShapedType::isDynamic(staticOffsets[d]);
+    Value current = isDynamic ? getOffsets()[next++] : Value();
+    if (!llvm::is_contained(sliced, d)) {
+      if (isDynamic)
+        dynamic.push_back(current);
+      continue;
+    }
+    int64_t stride = getStaticStrides()[d];
+    if (!isDynamic && start) {
+      staticOffsets[d] += *start * stride;
+      continue;
+    }
+    Value step = arith::MulIOp::create(
+        builder, loc, block.offset,
+        arith::ConstantIndexOp::create(builder, loc, stride));
+    Value base = isDynamic ? current
+                           : arith::ConstantIndexOp::create(
+                                 builder, loc, staticOffsets[d])
+                                 .getResult();
+    dynamic.push_back(arith::AddIOp::create(builder, loc, base, step));
+    staticOffsets[d] = ShapedType::kDynamic;
+  }
+  setStaticOffsets(staticOffsets);
+  getOffsetsMutable().assign(dynamic);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Concat, split, broadcast_to
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,8 @@
 
 #include "runtime/comm/Communicator.h"
 
+#include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 namespace braid::rt {
@@ -100,6 +102,28 @@ MeshShape::group(int64_t rank, const std::vector<std::string> &axes) const {
     members = std::move(next);
   }
   return members;
+}
+
+std::string formatAxes(const std::vector<std::string> &axes) {
+  std::string text = "[";
+  for (size_t k = 0; k < axes.size(); ++k)
+    text += (k ? ", " : "") + axes[k];
+  return text + "]";
+}
+
+std::string formatMesh(const MeshShape &mesh) {
+  std::string text = "[";
+  size_t numAxes = std::min(mesh.axisNames.size(), mesh.axisSizes.size());
+  for (size_t k = 0; k < numAxes; ++k)
+    text += (k ? ", " : "") + mesh.axisNames[k] + "=" +
+            std::to_string(mesh.axisSizes[k]);
+  return text + "]";
+}
+
+std::string formatSeconds(std::chrono::milliseconds duration) {
+  std::ostringstream text;
+  text << double(duration.count()) / 1000.0 << " s";
+  return text.str();
 }
 
 } // namespace braid::rt

@@ -12,7 +12,9 @@
 // the executor arranges blocks along the tensor dimension the plan names.
 //
 // Implementations: LocalCommunicator (one rank), MpiCommunicator (mpirun),
-// later NCCL. Every call either completes or throws CollectiveError.
+// ThreadCommunicator (every rank a thread of one process), and the CUDA
+// backend's NCCL communicator. Every call either completes or throws
+// CollectiveError.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,13 @@ struct MeshShape {
   std::vector<int64_t> group(int64_t rank,
                              const std::vector<std::string> &axes) const;
 };
+
+/// "[dp, tp]": axes as collective errors name them.
+std::string formatAxes(const std::vector<std::string> &axes);
+/// "[dp=2, tp=4]" (as far as names and sizes pair up).
+std::string formatMesh(const MeshShape &mesh);
+/// "0.05 s": a timeout as errors state it.
+std::string formatSeconds(std::chrono::milliseconds duration);
 
 enum class ReduceOp { Sum, Max, Min, Avg };
 

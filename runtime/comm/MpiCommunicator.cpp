@@ -29,7 +29,6 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -327,34 +326,12 @@ void divideByGroupSize(void *data, int64_t count, DType dtype,
   }
 }
 
-std::string joinAxes(const std::vector<std::string> &axes) {
-  std::string text = "[";
-  for (size_t k = 0; k < axes.size(); ++k)
-    text += (k ? ", " : "") + axes[k];
-  return text + "]";
-}
-
-std::string describeMesh(const MeshShape &mesh) {
-  std::string text = "[";
-  size_t numAxes = std::min(mesh.axisNames.size(), mesh.axisSizes.size());
-  for (size_t k = 0; k < numAxes; ++k)
-    text += (k ? ", " : "") + mesh.axisNames[k] + "=" +
-            std::to_string(mesh.axisSizes[k]);
-  return text + "]";
-}
-
-std::string formatSeconds(std::chrono::milliseconds duration) {
-  std::ostringstream text;
-  text << double(duration.count()) / 1000.0 << " s";
-  return text.str();
-}
-
 /// Returns the mesh's number of ranks after checking it. MeshShape checks
 /// the sizes; axis names must also be distinct, since collectives name axes.
 int64_t checkedNumRanks(const MeshShape &mesh) {
   auto fail = [&](const std::string &what) -> int64_t {
     throw std::runtime_error("makeMpiCommunicator: invalid mesh " +
-                             describeMesh(mesh) + ": " + what);
+                             formatMesh(mesh) + ": " + what);
   };
   for (size_t k = 0; k < mesh.axisNames.size(); ++k)
     for (size_t j = 0; j < k; ++j)
@@ -463,10 +440,10 @@ void MpiCommunicator::splitIntoGroups() {
     if (mesh_.axisSizes[axis] > 1)
       splitAxes_.push_back(axis);
   if (splitAxes_.size() > kMaxSplitAxes)
-    throw std::runtime_error(
-        "makeMpiCommunicator: mesh " + describeMesh(mesh_) + " has " +
-        std::to_string(splitAxes_.size()) + " axes longer than 1; at most " +
-        std::to_string(kMaxSplitAxes) + " are supported");
+    throw std::runtime_error("makeMpiCommunicator: mesh " + formatMesh(mesh_) +
+                             " has " + std::to_string(splitAxes_.size()) +
+                             " axes longer than 1; at most " +
+                             std::to_string(kMaxSplitAxes) + " are supported");
   halfOps_.create();
 
   groups_[0] = Group{}; // Every axis of size 1 (or none): just this rank.
@@ -479,8 +456,8 @@ void MpiCommunicator::splitIntoGroups() {
     auto self = std::find(members.begin(), members.end(), rank_);
     if (self == members.end())
       throw std::logic_error("MeshShape::group of rank " +
-                             std::to_string(rank_) + " over " + joinAxes(axes) +
-                             " does not contain the rank");
+                             std::to_string(rank_) + " over " +
+                             formatAxes(axes) + " does not contain the rank");
     Group group;
     group.size = int64_t(members.size());
     group.index = self - members.begin();
@@ -492,13 +469,13 @@ void MpiCommunicator::splitIntoGroups() {
     groups_[key] = group; // Now freed with the others if a check fails.
     if (code != MPI_SUCCESS)
       throw std::runtime_error("makeMpiCommunicator: MPI_Comm_split for axes " +
-                               joinAxes(axes) +
+                               formatAxes(axes) +
                                " failed: " + mpiErrorString(code));
     int commRank = -1, commSize = -1;
     MPI_Comm_rank(group.comm, &commRank);
     MPI_Comm_size(group.comm, &commSize);
     if (commRank != group.index || commSize != group.size)
-      throw std::logic_error("MPI_Comm_split over " + joinAxes(axes) +
+      throw std::logic_error("MPI_Comm_split over " + formatAxes(axes) +
                              " gave rank " + std::to_string(commRank) + " of " +
                              std::to_string(commSize) + ", expected " +
                              std::to_string(group.index) + " of " +
@@ -530,7 +507,7 @@ uint64_t MpiCommunicator::groupKey(const Call &call) const {
         std::find(mesh_.axisNames.begin(), mesh_.axisNames.end(), name);
     if (found == mesh_.axisNames.end())
       throw CollectiveError(describe(call) + ": unknown mesh axis '" + name +
-                            "'; the mesh is " + describeMesh(mesh_));
+                            "'; the mesh is " + formatMesh(mesh_));
     size_t axis = found - mesh_.axisNames.begin();
     if (seen[axis])
       throw CollectiveError(describe(call) + ": axis '" + name +
@@ -545,7 +522,7 @@ uint64_t MpiCommunicator::groupKey(const Call &call) const {
 
 std::string MpiCommunicator::describe(const Call &call) const {
   std::string text = "rank " + std::to_string(rank_) + ": " + call.collective +
-                     " over axes " + joinAxes(call.axes);
+                     " over axes " + formatAxes(call.axes);
   if (call.group)
     text += " (group of " + std::to_string(call.group->size) + ")";
   return text;
@@ -798,7 +775,7 @@ std::unique_ptr<Communicator> makeMpiCommunicator(const MeshShape &mesh,
   if (worldSize != numRanks)
     throw std::runtime_error(
         "makeMpiCommunicator: MPI_COMM_WORLD has " + std::to_string(worldSize) +
-        " processes but the mesh " + describeMesh(mesh) + " has " +
+        " processes but the mesh " + formatMesh(mesh) + " has " +
         std::to_string(numRanks) + " ranks; launch with mpirun -n " +
         std::to_string(numRanks));
   // Our own world, so that errors return codes instead of aborting (the

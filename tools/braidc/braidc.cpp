@@ -123,95 +123,16 @@ FailureOr<EmitKind> chooseEmitKind() {
   return emit.getValue();
 }
 
-/// Fills braid-parallel-pipeline's options from --parallel.
-LogicalResult parseParallel(ParallelPipelineOptions &options) {
-  // tp=N, dp=N, ep=N, cp=N, sp (sequence parallel on tp) or sp=N (tp=N
-  // with sequence parallelism), comma-separated.
-  if (parallel.empty())
-    return success();
-  llvm::SmallVector<llvm::StringRef> items;
-  llvm::StringRef(parallel).split(items, ',');
-  llvm::StringSet<> seen;
-  for (llvm::StringRef item : items) {
-    auto [kind, count] = item.trim().split('=');
-    int64_t ranks = 0;
-    bool known = llvm::is_contained({"tp", "dp", "ep", "cp", "sp"}, kind);
-    bool counted =
-        !count.empty() && !count.getAsInteger(10, ranks) && ranks >= 1;
-    if (!known || (kind != "sp" && !counted) ||
-        (kind == "sp" && !count.empty() && !counted) ||
-        !seen.insert(kind).second)
-      return printError("--parallel '" + parallel + "': '" + item +
-                        "' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N "
-                        "(each at most once)");
-    if (kind == "sp") {
-      options.sp = true;
-      if (counted)
-        options.tp = ranks;
-    } else if (kind == "tp") {
-      options.tp = ranks;
-    } else if (kind == "dp") {
-      options.dp = ranks;
-    } else if (kind == "ep") {
-      options.ep = ranks;
-    } else {
-      options.cp = ranks;
-    }
-  }
-  return success();
-}
-
 /// The passes between import and lowering: braid-parallel-pipeline,
 /// --pipeline, braid-overlap-pipeline.
 LogicalResult addPasses(OpPassManager &pm) {
-  // `balance` is spelled with the overlap choices but reorders the
-  // single-device program: braid-parallel-pipeline runs it.
-  llvm::SmallVector<llvm::StringRef> steps;
-  bool balance = false;
-  if (!overlap.empty()) {
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef(overlap).split(items, ',');
-    for (llvm::StringRef item : items) {
-      if (item.trim() == "balance")
-        balance = true;
-      else
-        steps.push_back(item.trim());
-    }
-  }
-  if (!parallel.empty() || balance) {
-    ParallelPipelineOptions options;
-    if (failed(parseParallel(options)))
-      return failure();
-    options.balance = balance;
-    options.allowReplicated = allowReplicated;
-    if (failed(buildParallelPipeline(pm, options, printError)))
-      return failure();
-  }
-
-  llvm::StringRef extra = llvm::StringRef(pipeline).trim();
-  // The pipeline runs on the module: accept it with or without the
-  // builtin.module(...) anchor that braid-opt's --pass-pipeline wants.
-  if (extra.consume_front("builtin.module(") && !extra.consume_back(")"))
-    return printError("unbalanced parentheses in --pipeline");
-  if (!extra.empty() && failed(parsePassPipeline(extra, pm, llvm::errs())))
-    return failure();
-
-  if (overlap.empty())
-    return success();
-  OverlapPipelineOptions options;
-  for (llvm::StringRef step : steps) {
-    std::optional<OverlapStep> parsed = OverlapStep::parse(step);
-    if (!parsed)
-      return printError("--overlap '" + overlap + "': '" + step +
-                        "' is not one of domino[=K], domino-columns[=K], "
-                        "seq[=K], comet[=K], balance, ring, "
-                        "attention-2d[=RxC], schedule, auto (K: a count or "
-                        "auto)");
-    options.steps.push_back(*parsed);
-  }
+  DriverPipelineOptions options;
+  options.parallel = parallel;
+  options.overlap = overlap;
   options.hw = hardware;
-  buildOverlapPipeline(pm, options);
-  return success();
+  options.pipeline = pipeline;
+  options.allowReplicated = allowReplicated;
+  return buildDriverPipeline(pm, options, printError);
 }
 } // namespace
 

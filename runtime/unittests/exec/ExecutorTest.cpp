@@ -4,11 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ThreadWorld.h"
-
 #include "../plan/PlanBuilder.h"
 
 #include "runtime/comm/LocalCommunicator.h"
+#include "runtime/comm/ThreadCommunicator.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/kernels/ElementIO.h"
