@@ -104,6 +104,25 @@ TEST_F(InterfacesTest, SamplesMatchHandComputedValues) {
   EXPECT_GE(checked, 60);
 }
 
+/// The ops whose reduction factors test/fuzz/reduction-combiners.mlir
+/// partitions and runs, one case per factor and combiner.
+TEST_F(InterfacesTest, EveryOpWithAReductionFactorHasACombinerTest) {
+  const llvm::StringSet<> covered = {
+      "braid.matmul",     "braid.grouped_matmul", "braid.reduce_sum",
+      "braid.reduce_mean", "braid.reduce_max",    "braid.cross_entropy"};
+  module->walk([&](DimensionMappingOpInterface op) {
+    DimensionMapping mapping = op.getDimensionMapping();
+    bool reduces = llvm::any_of(mapping.getFactors(), [](const Factor &f) {
+      return f.kind == FactorKind::Reduction;
+    });
+    if (reduces)
+      EXPECT_TRUE(covered.contains(op->getName().getStringRef()))
+          << op->getName().getStringRef().str()
+          << " has a reduction factor: add a case to "
+             "test/fuzz/reduction-combiners.mlir";
+  });
+}
+
 /// Finds the first op named `name` among the samples.
 static Operation *findSample(ModuleOp module, StringRef name) {
   Operation *found = nullptr;

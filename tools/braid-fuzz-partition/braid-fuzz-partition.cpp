@@ -29,6 +29,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "tools/common/ToolOptions.h"
+
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -47,73 +49,73 @@ using namespace mlir::braid::fuzz;
 namespace {
 llvm::cl::opt<uint64_t>
     seed("seed", llvm::cl::desc("Seed of the first case; case k uses seed + k"),
-         llvm::cl::init(1));
+         llvm::cl::init(1), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<int64_t> count("count", llvm::cl::desc("Number of cases"),
-                             llvm::cl::init(100));
+                             llvm::cl::init(100), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<double>
     timeLimit("time-limit",
               llvm::cl::desc("Stop starting cases after this many seconds "
                              "(0: no limit)"),
-              llvm::cl::init(0));
+              llvm::cl::init(0), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<bool> verbose("verbose",
                             llvm::cl::desc("One line per case: seed, mesh, "
-                                           "overlap, program, outcome"));
+                                           "overlap, program, outcome"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<std::string>
     featureList("features",
                 llvm::cl::desc("Block families programs may use, "
                                "comma-separated (default: all)"),
-                llvm::cl::init("all"));
+                llvm::cl::init("all"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<std::string>
     mesh("mesh",
          llvm::cl::desc("Use this braidc --parallel mesh for every case "
                         "(e.g. dp=2,tp=2) instead of random ones; 'none': "
                         "one rank, no partitioning (checks the lowering, "
-                        "the executor and the reference alone)"));
+                        "the executor and the reference alone)"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<std::string>
     overlap("overlap",
             llvm::cl::desc("Use this braidc --overlap list for every case "
-                           "('none': no overlap passes)"));
+                           "('none': no overlap passes)"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<std::string>
     reproduce("reproduce",
               llvm::cl::desc("Run one case: the program in this file, with "
                              "--mesh/--overlap or --pipeline"),
-              llvm::cl::value_desc("file.mlir"));
+              llvm::cl::value_desc("file.mlir"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<std::string> pipelineText(
     "pipeline",
     llvm::cl::desc("With --reproduce: the pass pipeline to run (braid-opt "
                    "syntax, without builtin.module); overrides --mesh and "
-                   "--overlap"));
+                   "--overlap"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<uint64_t>
     dataSeed("data-seed",
              llvm::cl::desc("With --reproduce: the seed of the weights and "
                             "inputs (a case's is its seed)"),
-             llvm::cl::init(1));
+             llvm::cl::init(1), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<double>
     tolerance("tolerance",
               llvm::cl::desc("Largest error relative to the largest "
                              "expected magnitude"),
-              llvm::cl::init(1e-4));
+              llvm::cl::init(1e-4), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<int64_t>
     timeoutSeconds("timeout",
                    llvm::cl::desc("Seconds a collective or event wait may "
                                   "block before the case is a crash"),
-                   llvm::cl::init(20));
+                   llvm::cl::init(20), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<int64_t>
     maxMinimize("max-minimize",
                 llvm::cl::desc("Minimize at most this many failing cases "
                                "(the rest are listed by seed)"),
-                llvm::cl::init(3));
+                llvm::cl::init(3), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<int64_t>
     minimizeSeconds("minimize-time",
                     llvm::cl::desc("Seconds spent minimizing one case"),
-                    llvm::cl::init(60));
+                    llvm::cl::init(60), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<bool>
     printPrograms("print-programs",
-                  llvm::cl::desc("Print every generated program"));
+                  llvm::cl::desc("Print every generated program"), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<std::string>
     saveDir("save-dir",
             llvm::cl::desc("Write every minimized reproducer to this folder "
-                           "as case-<seed>.mlir"));
+                           "as case-<seed>.mlir"), llvm::cl::cat(getBraidToolCategory()));
 
 /// The case being run, for the fatal-signal handler: written before each
 /// case, printed with write(2) if the process dies.
@@ -318,6 +320,8 @@ int main(int argc, char **argv) {
   registerCSEPass();
   registerBraidPasses();
   registerLoweringPasses();
+  hideRegisteredOptions();
+  setBraidVersionPrinter("braid-fuzz-partition");
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "Differential tester of braid-partition and the overlap passes\n");
