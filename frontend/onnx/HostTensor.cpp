@@ -2,6 +2,8 @@
 
 #include "frontend/onnx/HostTensor.h"
 
+#include "llvm/ADT/APFloat.h"
+
 #include <climits>
 #include <cmath>
 
@@ -93,7 +95,72 @@ double HostTensor::getDouble(int64_t i) const {
 }
 
 int64_t HostTensor::getInt(int64_t i) const {
-  return isFloat() ? static_cast<int64_t>(floats[i]) : ints[i];
+  return isFloat() ? saturatingInt(floats[i]) : ints[i];
+}
+
+int64_t mlir::braid::onnx_import::saturatingInt(double v) {
+  double t = std::trunc(v);
+  return std::isnan(t)                 ? 0
+         : t >= 9.2233720368547758e18  ? INT64_MAX
+         : t <= -9.2233720368547758e18 ? INT64_MIN
+                                       : static_cast<int64_t>(t);
+}
+
+/// Rounds `v` to a float of semantics `sem`.
+static double roundTo(double v, const llvm::fltSemantics &sem) {
+  llvm::APFloat f(v);
+  bool losesInfo;
+  f.convert(sem, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return f.convertToDouble();
+}
+
+void mlir::braid::onnx_import::normalizeElements(HostTensor &t) {
+  switch (t.type) {
+  case kFloat:
+    for (double &v : t.floats)
+      v = static_cast<float>(v);
+    return;
+  case kFloat16:
+    for (double &v : t.floats)
+      v = roundTo(v, llvm::APFloat::IEEEhalf());
+    return;
+  case kBFloat16:
+    for (double &v : t.floats)
+      v = roundTo(v, llvm::APFloat::BFloat());
+    return;
+  case kBool:
+    for (int64_t &v : t.ints)
+      v = v != 0;
+    return;
+  case kInt32:
+    for (int64_t &v : t.ints)
+      v = static_cast<int32_t>(static_cast<uint32_t>(v));
+    return;
+  case kUint32:
+    for (int64_t &v : t.ints)
+      v = static_cast<uint32_t>(v);
+    return;
+  case kInt16:
+    for (int64_t &v : t.ints)
+      v = static_cast<int16_t>(static_cast<uint16_t>(v));
+    return;
+  case kUint16:
+    for (int64_t &v : t.ints)
+      v = static_cast<uint16_t>(v);
+    return;
+  case kInt8:
+    for (int64_t &v : t.ints)
+      v = static_cast<int8_t>(static_cast<uint8_t>(v));
+    return;
+  case kUint8:
+    for (int64_t &v : t.ints)
+      v = static_cast<uint8_t>(v);
+    return;
+  default:
+    return;
+  }
 }
 
 HostTensor HostTensor::ints1D(ArrayRef<int64_t> values) {
@@ -201,7 +268,7 @@ std::optional<HostTensor> mlir::braid::onnx_import::broadcastBinary(
       if (out.isFloat())
         out.floats[flat] = v;
       else
-        out.ints[flat] = static_cast<int64_t>(v);
+        out.ints[flat] = saturatingInt(v);
     } else {
       int64_t v = intFn(a.ints[ia], b.ints[ib]);
       if (out.isFloat())
@@ -222,28 +289,16 @@ HostTensor mlir::braid::onnx_import::castTo(const HostTensor &t, int32_t type) {
     out.floats.resize(n);
     for (int64_t i = 0; i < n; ++i)
       out.floats[i] = t.getDouble(i);
-    if (type == kFloat)
-      for (double &v : out.floats)
-        v = static_cast<float>(v);
   } else {
     out.ints.resize(n);
     for (int64_t i = 0; i < n; ++i) {
       if (type == kBool)
         out.ints[i] = t.getDouble(i) != 0.0;
-      else if (t.isFloat()) {
-        // Out-of-range and NaN values saturate instead of being undefined.
-        double v = std::trunc(t.floats[i]);
-        out.ints[i] = std::isnan(v)                 ? 0
-                      : v >= 9.2233720368547758e18  ? INT64_MAX
-                      : v <= -9.2233720368547758e18 ? INT64_MIN
-                                                    : static_cast<int64_t>(v);
-      } else
-        out.ints[i] = t.ints[i];
+      else
+        out.ints[i] = t.getInt(i);
     }
-    if (type == kInt32)
-      for (int64_t &v : out.ints)
-        v = static_cast<int32_t>(v);
   }
+  normalizeElements(out);
   return out;
 }
 

@@ -72,6 +72,15 @@ struct HostTensor {
                            double value);
 };
 
+/// `v` truncated toward zero to an int64; out-of-range values saturate and NaN
+/// gives 0 (instead of being undefined).
+int64_t saturatingInt(double v);
+
+/// Rounds floating elements to the precision of `t.type` (f32, f16, bf16)
+/// and wraps integer elements to its width (two's complement; bool to 0/1),
+/// as the type would hold them.
+void normalizeElements(HostTensor &t);
+
 /// Product of the dimensions, or std::nullopt on overflow or a negative one.
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
 
