@@ -405,7 +405,11 @@ static void checkOperands(FoldCall &call) {
     result[call.axis] = 0;
     for (unsigned i = 0; i < count; ++i) {
       ArrayRef<int64_t> shape = call.shapes[i];
-      bool fits = shape.size() == first.size();
+      if (shape.size() != first.size())
+        call.fail(call.op() + " input #" + Twine(i) + " has rank " +
+                  Twine(shape.size()) + " but input #0 has rank " +
+                  Twine(first.size()));
+      bool fits = true;
       for (size_t d = 0; fits && d < shape.size(); ++d)
         fits = d == static_cast<size_t>(call.axis) || shape[d] == first[d];
       if (!fits)
