@@ -224,6 +224,8 @@ void Importer::emitExpand() {
   if (!target)
     fail("cannot expand a tensor of rank " + Twine(typeOf(x).getRank()) +
          " to the given shape");
+  if (!checkedNumElements(*target))
+    fail("Expand's shape has too many elements");
   auto type = RankedTensorType::get(*target, typeOf(x).getElementType());
   setValue(outputName(0),
            type == x.getType()

@@ -978,10 +978,11 @@ static std::optional<HostTensor> foldArgReduce(FoldCall &call) {
   int64_t axis = call.axis, n = t.shape[axis];
   if (n == 0)
     call.fail(call.op() + " over an empty axis");
-  int64_t inner = 1;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= t.shape[d];
   for (size_t d = axis + 1; d < t.shape.size(); ++d)
     inner *= t.shape[d];
-  int64_t outer = t.numElements() / (n * inner);
   SmallVector<int64_t, 4> shape(t.shape);
   if (keepDims)
     shape[axis] = 1;
@@ -1480,24 +1481,24 @@ Importer::SliceBox Importer::sliceBox(ArrayRef<int64_t> shape) {
     int64_t step = steps[i];
     if (step == 0)
       fail("Slice step is 0 on axis " + Twine(axis));
-    // Clamped first: the bounds may be any int64.
-    int64_t start = std::clamp<int64_t>(starts[i], -dim - 1, dim + 1);
-    int64_t end = std::clamp<int64_t>(ends[i], -dim - 1, dim + 1);
-    start = start < 0 ? start + dim : start;
-    end = end < 0 ? end + dim : end;
-    int64_t size;
+    // Negative bounds count from the end; any int64 is valid (no overflow:
+    // one before the first element is -1).
+    auto fromEnd = [&](int64_t v) {
+      return v >= 0 ? v : v >= -dim ? v + dim : int64_t(-1);
+    };
+    int64_t start = fromEnd(starts[i]), end = fromEnd(ends[i]), size;
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
       size = end > start ? (end - start - 1) / step + 1 : 0;
+    } else if (dim == 0) {
+      start = 0;
+      size = 0;
     } else {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      size = start > end ? (start - end - 1) / (step == INT64_MIN
-                                                    ? INT64_MAX
-                                                    : -step) +
-                               1
-                         : 0;
+      int64_t stride = step == INT64_MIN ? INT64_MAX : -step;
+      size = start > end ? (start - end - 1) / stride + 1 : 0;
     }
     box.starts[axis] = start;
     box.sizes[axis] = size;

@@ -456,10 +456,11 @@ SmallVector<int64_t, 2> Importer::flattenedShape(ArrayRef<int64_t> in) {
   if (normalized < 0 || normalized > rank)
     fail("axis " + Twine(axis) + " is out of range for Flatten of rank " +
          Twine(rank));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < normalized ? outer : inner) *= in[d];
-  return {outer, inner};
+  std::optional<int64_t> outer = checkedNumElements(in.take_front(normalized)),
+                         inner = checkedNumElements(in.drop_front(normalized));
+  if (!outer || !inner)
+    fail("the input has too many elements");
+  return {*outer, *inner};
 }
 
 //===----------------------------------------------------------------------===//
@@ -502,6 +503,8 @@ RankedTensorType Importer::inputType(const onnx::ValueInfoProto &info) {
       shape.push_back(dim.dim_value());
     }
   }
+  if (!checkedNumElements(shape))
+    fail("graph input '" + info.name() + "' has too many elements");
   return RankedTensorType::get(shape, elementType(tensorType.elem_type()));
 }
 
