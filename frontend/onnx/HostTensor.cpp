@@ -3,6 +3,7 @@
 #include "frontend/onnx/HostTensor.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <climits>
 #include <cmath>
@@ -123,43 +124,25 @@ void mlir::braid::onnx_import::normalizeElements(HostTensor &t) {
       v = static_cast<float>(v);
     return;
   case kFloat16:
-    for (double &v : t.floats)
-      v = roundTo(v, llvm::APFloat::IEEEhalf());
-    return;
   case kBFloat16:
     for (double &v : t.floats)
-      v = roundTo(v, llvm::APFloat::BFloat());
+      v = roundTo(v, t.type == kFloat16 ? llvm::APFloat::IEEEhalf()
+                                        : llvm::APFloat::BFloat());
     return;
   case kBool:
     for (int64_t &v : t.ints)
       v = v != 0;
     return;
-  case kInt32:
-    for (int64_t &v : t.ints)
-      v = static_cast<int32_t>(static_cast<uint32_t>(v));
-    return;
-  case kUint32:
-    for (int64_t &v : t.ints)
-      v = static_cast<uint32_t>(v);
-    return;
-  case kInt16:
-    for (int64_t &v : t.ints)
-      v = static_cast<int16_t>(static_cast<uint16_t>(v));
-    return;
-  case kUint16:
-    for (int64_t &v : t.ints)
-      v = static_cast<uint16_t>(v);
-    return;
-  case kInt8:
-    for (int64_t &v : t.ints)
-      v = static_cast<int8_t>(static_cast<uint8_t>(v));
-    return;
-  case kUint8:
-    for (int64_t &v : t.ints)
-      v = static_cast<uint8_t>(v);
-    return;
   default:
+    break;
+  }
+  unsigned bits = 8 * onnxTypeSize(t.type);
+  if (t.isFloat() || bits == 0 || bits == 64)
     return;
+  bool isSigned = t.type == kInt8 || t.type == kInt16 || t.type == kInt32;
+  for (int64_t &v : t.ints) {
+    uint64_t low = static_cast<uint64_t>(v) & ((uint64_t(1) << bits) - 1);
+    v = isSigned ? llvm::SignExtend64(low, bits) : static_cast<int64_t>(low);
   }
 }
 
@@ -302,15 +285,6 @@ HostTensor mlir::braid::onnx_import::castTo(const HostTensor &t, int32_t type) {
   return out;
 }
 
-/// Copies element `from` of `src` to element `to` of `dst` (same kind).
-static void copyElement(const HostTensor &src, int64_t from, HostTensor &dst,
-                        int64_t to) {
-  if (src.isFloat())
-    dst.floats[to] = src.floats[from];
-  else
-    dst.ints[to] = src.ints[from];
-}
-
 static HostTensor emptyLike(const HostTensor &t, ArrayRef<int64_t> shape) {
   HostTensor out;
   out.type = t.type;
@@ -343,8 +317,8 @@ mlir::braid::onnx_import::gather(const HostTensor &data,
       if (idx < 0 || idx >= size)
         return std::nullopt;
       for (int64_t i = 0; i < inner; ++i)
-        copyElement(data, (o * size + idx) * inner + i, out,
-                    (o * numIndices + k) * inner + i);
+        out.copyElement((o * numIndices + k) * inner + i, data,
+                        (o * size + idx) * inner + i);
     }
   return out;
 }
@@ -366,7 +340,7 @@ HostTensor mlir::braid::onnx_import::concat(ArrayRef<const HostTensor *> inputs,
     for (const HostTensor *t : inputs) {
       int64_t chunk = t->shape[axis] * inner;
       for (int64_t i = 0; i < chunk; ++i)
-        copyElement(*t, o * chunk + i, out, pos++);
+        out.copyElement(pos++, *t, o * chunk + i);
     }
   return out;
 }
@@ -382,7 +356,7 @@ HostTensor mlir::braid::onnx_import::transpose(const HostTensor &t,
     int64_t from = 0;
     for (size_t d = 0; d < perm.size(); ++d)
       from += index[d] * inStrides[perm[d]];
-    copyElement(t, from, out, flat);
+    out.copyElement(flat, t, from);
   });
   return out;
 }
@@ -397,7 +371,7 @@ HostTensor mlir::braid::onnx_import::slice(const HostTensor &t,
     int64_t from = 0;
     for (size_t d = 0; d < sizes.size(); ++d)
       from += (starts[d] + index[d] * steps[d]) * inStrides[d];
-    copyElement(t, from, out, flat);
+    out.copyElement(flat, t, from);
   });
   return out;
 }
@@ -406,7 +380,7 @@ HostTensor mlir::braid::onnx_import::broadcastTo(const HostTensor &t,
                                                  ArrayRef<int64_t> shape) {
   HostTensor out = emptyLike(t, shape);
   forEachIndex(shape, [&](int64_t flat, ArrayRef<int64_t> index) {
-    copyElement(t, broadcastIndex(t.shape, shape, index), out, flat);
+    out.copyElement(flat, t, broadcastIndex(t.shape, shape, index));
   });
   return out;
 }

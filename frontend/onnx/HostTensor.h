@@ -64,6 +64,13 @@ struct HostTensor {
   /// Element `i` as a double / as an int64 (converting as C++ does).
   double getDouble(int64_t i) const;
   int64_t getInt(int64_t i) const;
+  /// Sets element `to` to element `from` of `src` (of the same kind).
+  void copyElement(int64_t to, const HostTensor &src, int64_t from) {
+    if (isFloat())
+      floats[to] = src.floats[from];
+    else
+      ints[to] = src.ints[from];
+  }
 
   /// Builders.
   static HostTensor ints1D(llvm::ArrayRef<int64_t> values);

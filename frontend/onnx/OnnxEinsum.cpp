@@ -185,8 +185,7 @@ void Importer::emitEinsum() {
       if (inserted || it->second == n)
         continue;
       if (l < kEllipsis || (it->second != 1 && n != 1))
-        reject("'" +
-               (l < kEllipsis ? Twine(char(l)) : Twine("...")) +
+        reject("'" + (l < kEllipsis ? Twine(char(l)) : Twine("...")) +
                "' has size " + Twine(it->second) + " in one operand and " +
                Twine(n) + " in operand #" + Twine(i));
       it->second = std::max(it->second, n);
@@ -267,10 +266,10 @@ void Importer::emitEinsum() {
     shapeA.append(freeB.size(), 1);
     shapeB.append(freeA.size(), 1);
     shapeB.append(freeSizesB);
-    Value lhs = reshape(
-        permute(operands[0], a, concatLabels({batch, freeA})), shapeA);
-    Value rhs = reshape(
-        permute(operands[1], b, concatLabels({batch, freeB})), shapeB);
+    Value lhs =
+        reshape(permute(operands[0], a, concatLabels({batch, freeA})), shapeA);
+    Value rhs =
+        reshape(permute(operands[1], b, concatLabels({batch, freeB})), shapeB);
     result = create<MulOp>(lhs, rhs);
   } else {
     SmallVector<int64_t, 4> contractedSizes =

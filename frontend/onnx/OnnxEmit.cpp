@@ -111,12 +111,26 @@ void Importer::emitNode() {
     return (this->*handler->second)();
   // Ops Braid only evaluates at import (their results have data-dependent
   // shapes or no braid op); TopK and Scatter* also inside raised MoE blocks.
-  static const llvm::StringSet<> foldOnly = {
-      "Range",        "ConstantOfShape", "NonZero",   "TopK",
-      "ScatterND",    "ScatterElements", "GatherElements", "Tile",
-      "Mod",          "And",             "Or",        "Xor",
-      "Not",          "Abs",             "Floor",     "Ceil",
-      "Cos",          "Sin",             "CumSum",    "OneHot"};
+  static const llvm::StringSet<> foldOnly = {"Range",
+                                             "ConstantOfShape",
+                                             "NonZero",
+                                             "TopK",
+                                             "ScatterND",
+                                             "ScatterElements",
+                                             "GatherElements",
+                                             "Tile",
+                                             "Mod",
+                                             "And",
+                                             "Or",
+                                             "Xor",
+                                             "Not",
+                                             "Abs",
+                                             "Floor",
+                                             "Ceil",
+                                             "Cos",
+                                             "Sin",
+                                             "CumSum",
+                                             "OneHot"};
   if (foldOnly.contains(node->op_type()))
     fail("Braid evaluates this op only when its inputs are known at import "
          "time (or, for TopK and Scatter*, as part of an MoE block it "
@@ -172,9 +186,9 @@ void Importer::emitCast() {
 
 void Importer::emitTranspose() {
   Value x = input(0);
-  setValue(outputName(0), create<TransposeOp>(x, builder.getDenseI64ArrayAttr(
-                                                     permutation(
-                                                         typeOf(x).getRank()))));
+  setValue(outputName(0),
+           create<TransposeOp>(x, builder.getDenseI64ArrayAttr(
+                                      permutation(typeOf(x).getRank()))));
 }
 
 void Importer::emitFlatten() {
@@ -517,7 +531,8 @@ void Importer::emitArgReduce(bool max) {
     fail("Arg" + Twine(max ? "Max" : "Min") + " of a BOOL tensor");
   int64_t rank = type.getRank();
   if (rank == 0)
-    fail("Arg" + Twine(max ? "Max" : "Min") + " needs a tensor of rank 1 or "
+    fail("Arg" + Twine(max ? "Max" : "Min") +
+         " needs a tensor of rank 1 or "
          "more");
   int64_t axis = normalizeAxis(intAttr("axis", 0), rank);
   bool keepDims = intAttr("keepdims", 1) != 0;
@@ -539,10 +554,9 @@ void Importer::emitArgReduce(bool max) {
   for (int64_t i = 0; i < n; ++i)
     index.ints[i] = last ? i : n - 1 - i;
   Type i64 = builder.getI64Type();
-  Value candidates =
-      create<SelectOp>(hit, materialize(index), scalar(-1, i64));
-  Value best = create<ReduceMaxOp>(candidates, ArrayRef<int64_t>{axis},
-                                   keepDims);
+  Value candidates = create<SelectOp>(hit, materialize(index), scalar(-1, i64));
+  Value best =
+      create<ReduceMaxOp>(candidates, ArrayRef<int64_t>{axis}, keepDims);
   if (!last)
     best = create<SubOp>(scalar(n - 1, i64), best);
   setValue(outputName(0), best);

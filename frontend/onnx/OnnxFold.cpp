@@ -12,9 +12,9 @@
 // rule reads a value; the rules then only compute.
 //
 // FoldLayout rules (Identity, Transpose, Reshape, Cast, Squeeze, ...) compute a
-// FoldLayout from the operands' shapes alone. Applied to a parameter, the result
-// stays a parameter: a DerivedWeight with the bytes in the new layout, so a
-// MatMul still reads a braid.get_weight whatever the exporter wrote.
+// FoldLayout from the operands' shapes alone. Applied to a parameter, the
+// result stays a parameter: a DerivedWeight with the bytes in the new layout,
+// so a MatMul still reads a braid.get_weight whatever the exporter wrote.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,12 +60,12 @@ enum class OperandRank : uint8_t {
 /// How the operands' shapes relate.
 enum class ShapeRelation : uint8_t {
   Free,
-  Broadcast,       // all operands broadcast together (numpy)
-  ConcatAxis,      // equal except along the axis
-  MatMul,          // numpy matmul: contraction sizes, batch broadcast
-  ScatterND,       // updates = indices[:-1] + data[indices[-1]:]
-  ElementsOnAxis,  // GatherElements/ScatterElements: indices (and updates)
-                   // of the data's rank, no larger off the axis
+  Broadcast,      // all operands broadcast together (numpy)
+  ConcatAxis,     // equal except along the axis
+  MatMul,         // numpy matmul: contraction sizes, batch broadcast
+  ScatterND,      // updates = indices[:-1] + data[indices[-1]:]
+  ElementsOnAxis, // GatherElements/ScatterElements: indices (and updates)
+                  // of the data's rank, no larger off the axis
 };
 
 /// One operand of a rule.
@@ -89,7 +89,6 @@ struct FoldLayout {
   /// for Identity, which keeps the weight itself.
   StringRef suffix;
 };
-
 
 using FoldFn = std::optional<HostTensor> (*)(FoldCall &);
 using LayoutFn = FoldLayout (*)(FoldCall &);
@@ -179,8 +178,7 @@ struct FoldCall {
   /// The node's attribute `name`, when it is a tensor: its value.
   std::optional<HostTensor> tensorAttr(StringRef name);
   const onnx::NodeProto &node() const { return *importer.node; }
-  SmallVector<int64_t, 4> squeezedShape(ArrayRef<int64_t> shape,
-                                        bool squeeze) {
+  SmallVector<int64_t, 4> squeezedShape(ArrayRef<int64_t> shape, bool squeeze) {
     return importer.squeezedShape(shape, squeeze);
   }
   SmallVector<int64_t, 4> permutation(int64_t rank) {
@@ -310,8 +308,8 @@ static void checkOperandCount(FoldCall &call) {
               (most == 1 ? " input" : " inputs") + ", not " + Twine(count));
   }
   for (unsigned i = 0; i < count; ++i)
-    if (!call.has(i) && !rule.operands[std::min<size_t>(i, declared - 1)]
-                             .optional)
+    if (!call.has(i) &&
+        !rule.operands[std::min<size_t>(i, declared - 1)].optional)
       call.fail(call.op() + " input #" + Twine(i) +
                 " is required but left out");
 }
@@ -343,8 +341,8 @@ static void checkOperands(FoldCall &call) {
       if (owner < 0)
         owner = i;
       else if (call.types[owner] != type)
-        call.fail(call.op() + " inputs #" + Twine(owner) + " and #" +
-                  Twine(i) + " must have one element type, not " +
+        call.fail(call.op() + " inputs #" + Twine(owner) + " and #" + Twine(i) +
+                  " must have one element type, not " +
                   onnxTypeName(call.types[owner]) + " and " +
                   onnxTypeName(type));
     }
@@ -369,18 +367,17 @@ static void checkOperands(FoldCall &call) {
     }
     if (!ok)
       call.fail(call.op() + " input #" + Twine(i) + " must be " +
-                (o.rank == OperandRank::Scalar   ? "a scalar"
-                 : o.rank == OperandRank::Vector ? "1-D"
-                 : o.rank == OperandRank::AtLeast1
-                     ? "of rank 1 or more"
-                     : "of rank 2 or more") +
+                (o.rank == OperandRank::Scalar     ? "a scalar"
+                 : o.rank == OperandRank::Vector   ? "1-D"
+                 : o.rank == OperandRank::AtLeast1 ? "of rank 1 or more"
+                                                   : "of rank 2 or more") +
                 ", not of shape " + shapeText(shape));
   }
 
   if (rule.axisAttr) {
     int64_t rank = call.shapes.empty() ? 0 : call.shapes[0].size();
-    call.axis = call.normalizeAxis(
-        call.intAttr(rule.axisAttr, rule.axisDefault), rank);
+    call.axis =
+        call.normalizeAxis(call.intAttr(rule.axisAttr, rule.axisDefault), rank);
   }
 
   switch (rule.shapes) {
@@ -392,8 +389,8 @@ static void checkOperands(FoldCall &call) {
       std::optional<SmallVector<int64_t, 4>> joined =
           broadcastShapes(result, call.shapes[i]);
       if (!joined)
-        call.fail(call.op() + " operand shapes " + shapeText(result) +
-                  " and " + shapeText(call.shapes[i]) + " do not broadcast");
+        call.fail(call.op() + " operand shapes " + shapeText(result) + " and " +
+                  shapeText(call.shapes[i]) + " do not broadcast");
       result = *joined;
     }
     call.checkElements(result);
@@ -431,8 +428,9 @@ static void checkOperands(FoldCall &call) {
     if (b.size() == 1)
       b.push_back(1);
     if (a.back() != b[b.size() - 2])
-      call.fail("MatMul contraction sizes differ: " + shapeText(call.shapes[0]) +
-                " and " + shapeText(call.shapes[1]));
+      call.fail(
+          "MatMul contraction sizes differ: " + shapeText(call.shapes[0]) +
+          " and " + shapeText(call.shapes[1]));
     std::optional<SmallVector<int64_t, 4>> batch = broadcastShapes(
         ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(b).drop_back(2));
     if (!batch)
@@ -447,9 +445,8 @@ static void checkOperands(FoldCall &call) {
                       updates = call.shapes[2];
     int64_t k = indices.back();
     if (k < 1 || k > static_cast<int64_t>(data.size()))
-      call.fail("ScatterND indices of shape " + shapeText(indices) +
-                " index " + Twine(k) + " dimensions of data of shape " +
-                shapeText(data));
+      call.fail("ScatterND indices of shape " + shapeText(indices) + " index " +
+                Twine(k) + " dimensions of data of shape " + shapeText(data));
     SmallVector<int64_t, 4> expected(indices.drop_back());
     expected.append(data.begin() + k, data.end());
     if (ArrayRef<int64_t>(expected) != updates)
@@ -461,8 +458,7 @@ static void checkOperands(FoldCall &call) {
     ArrayRef<int64_t> data = call.shapes[0], indices = call.shapes[1];
     if (indices.size() != data.size())
       call.fail(call.op() + " indices of shape " + shapeText(indices) +
-                " and data of shape " + shapeText(data) +
-                " differ in rank");
+                " and data of shape " + shapeText(data) + " differ in rank");
     for (size_t d = 0; d < data.size(); ++d)
       if (d != static_cast<size_t>(call.axis) && indices[d] > data[d])
         call.fail(call.op() + " indices of shape " + shapeText(indices) +
@@ -480,17 +476,19 @@ static void checkOperands(FoldCall &call) {
 // Arithmetic helpers (integers wrap, as the kernels' two's complement does)
 //===----------------------------------------------------------------------===//
 
+/// `op` on the two's complement bits of `a` and `b`.
+template <typename Op> static int64_t wrapping(int64_t a, int64_t b, Op op) {
+  return static_cast<int64_t>(
+      op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
+}
 static int64_t wrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                              static_cast<uint64_t>(b));
+  return wrapping(a, b, std::plus<>());
 }
 static int64_t wrapSub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) -
-                              static_cast<uint64_t>(b));
+  return wrapping(a, b, std::minus<>());
 }
 static int64_t wrapMul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) *
-                              static_cast<uint64_t>(b));
+  return wrapping(a, b, std::multiplies<>());
 }
 static int64_t intPow(int64_t base, int64_t exponent) {
   if (exponent < 0)
@@ -523,8 +521,7 @@ static std::optional<HostTensor> sameType(FoldCall &call, FloatFn f, IntFn g) {
 }
 
 template <typename FloatFn, typename IntFn>
-static std::optional<HostTensor> predicate(FoldCall &call, FloatFn f,
-                                           IntFn g) {
+static std::optional<HostTensor> predicate(FoldCall &call, FloatFn f, IntFn g) {
   return elementwise(
       call, kBool, [&](double a, double b) -> double { return f(a, b); },
       [&](int64_t a, int64_t b) -> int64_t { return g(a, b); });
@@ -573,9 +570,8 @@ static std::optional<HostTensor> foldShape(FoldCall &call) {
   int64_t start = call.intAttr("start", 0), end = call.intAttr("end", rank);
   start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
   end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-  return HostTensor::ints1D(
-      SmallVector<int64_t>(shape.begin() + start,
-                           shape.begin() + std::max(start, end)));
+  return HostTensor::ints1D(SmallVector<int64_t>(
+      shape.begin() + start, shape.begin() + std::max(start, end)));
 }
 
 static std::optional<HostTensor> foldSize(FoldCall &call) {
@@ -640,12 +636,12 @@ static std::optional<HostTensor> foldRange(FoldCall &call) {
 }
 
 static std::optional<HostTensor> foldDiv(FoldCall &call) {
-  return sameType(
-      call, std::divides<double>(), [&](int64_t a, int64_t b) -> int64_t {
-        if (b == 0)
-          call.fail("integer division by zero");
-        return b == -1 ? wrapSub(0, a) : a / b;
-      });
+  return sameType(call, std::divides<double>(),
+                  [&](int64_t a, int64_t b) -> int64_t {
+                    if (b == 0)
+                      call.fail("integer division by zero");
+                    return b == -1 ? wrapSub(0, a) : a / b;
+                  });
 }
 
 static std::optional<HostTensor> foldPow(FoldCall &call) {
@@ -706,9 +702,9 @@ static std::optional<HostTensor> foldMatMul(FoldCall &call) {
     b.shape.push_back(1);
   int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(),
           n = b.shape.back();
-  SmallVector<int64_t, 4> batch = *broadcastShapes(
-      ArrayRef<int64_t>(a.shape).drop_back(2),
-      ArrayRef<int64_t>(b.shape).drop_back(2));
+  SmallVector<int64_t, 4> batch =
+      *broadcastShapes(ArrayRef<int64_t>(a.shape).drop_back(2),
+                       ArrayRef<int64_t>(b.shape).drop_back(2));
   // Broadcast both operands to the full batch, then multiply per batch.
   SmallVector<int64_t, 4> shapeA(batch), shapeB(batch), shape(batch);
   shapeA.append({m, k});
@@ -747,12 +743,8 @@ static std::optional<HostTensor> foldWhere(FoldCall &call) {
   HostTensor cb = broadcastTo(c, shape), ab = broadcastTo(a, shape),
              bb = broadcastTo(b, shape);
   for (int64_t i = 0; i < ab.numElements(); ++i)
-    if (!cb.ints[i]) {
-      if (ab.isFloat())
-        ab.floats[i] = bb.floats[i];
-      else
-        ab.ints[i] = bb.ints[i];
-    }
+    if (!cb.ints[i])
+      ab.copyElement(i, bb, i);
   return ab;
 }
 
@@ -782,8 +774,8 @@ static std::optional<HostTensor> foldExpand(FoldCall &call) {
   std::optional<SmallVector<int64_t, 4>> out =
       broadcastShapes(t.shape, intsOf(call.in(1)));
   if (!out)
-    call.fail("cannot expand a tensor of shape " + shapeText(t.shape) +
-              " to " + shapeText(intsOf(call.in(1))));
+    call.fail("cannot expand a tensor of shape " + shapeText(t.shape) + " to " +
+              shapeText(intsOf(call.in(1))));
   call.checkElements(*out);
   return broadcastTo(t, *out);
 }
@@ -809,10 +801,7 @@ static std::optional<HostTensor> foldTile(FoldCall &call) {
     int64_t from = 0;
     for (size_t d = 0; d < shape.size(); ++d)
       from += (index[d] % t.shape[d]) * inStrides[d];
-    if (out.isFloat())
-      out.floats[to] = t.floats[from];
-    else
-      out.ints[to] = t.ints[from];
+    out.copyElement(to, t, from);
     for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
       if (++index[d] < shape[d])
         break;
@@ -911,8 +900,10 @@ static std::optional<HostTensor> foldScatterND(FoldCall &call) {
     for (int64_t d = 0; d < k; ++d) {
       int64_t i = indices.ints[t * k + d], size = out.shape[d];
       if (i < -size || i >= size)
-        call.fail("ScatterND index " + Twine(i) + " is out of range for "
-                  "dimension " + Twine(d) + " of size " + Twine(size));
+        call.fail("ScatterND index " + Twine(i) +
+                  " is out of range for "
+                  "dimension " +
+                  Twine(d) + " of size " + Twine(size));
       offset += (i < 0 ? i + size : i) * strides[d];
     }
     for (int64_t e = 0; e < block; ++e)
@@ -932,8 +923,10 @@ static void forEachOnAxis(FoldCall &call, ArrayRef<int64_t> dataShape,
   for (int64_t p = 0; p < indices.numElements(); ++p) {
     int64_t i = indices.ints[p];
     if (i < -size || i >= size)
-      call.fail(call.op() + " index " + Twine(i) + " is out of range for "
-                "axis " + Twine(call.axis) + " of size " + Twine(size));
+      call.fail(call.op() + " index " + Twine(i) +
+                " is out of range for "
+                "axis " +
+                Twine(call.axis) + " of size " + Twine(size));
     int64_t target = 0;
     for (size_t d = 0; d < index.size(); ++d)
       target += (d == static_cast<size_t>(call.axis) ? (i < 0 ? i + size : i)
@@ -962,10 +955,7 @@ static std::optional<HostTensor> foldGatherElements(FoldCall &call) {
   const HostTensor &data = call.in(0), &indices = call.in(1);
   HostTensor out = HostTensor::filled(data.type, indices.shape, 0);
   forEachOnAxis(call, data.shape, indices, [&](int64_t p, int64_t source) {
-    if (out.isFloat())
-      out.floats[p] = data.floats[source];
-    else
-      out.ints[p] = data.ints[source];
+    out.copyElement(p, data, source);
   });
   return out;
 }
@@ -1036,16 +1026,15 @@ static FoldLayout layoutIdentity(FoldCall &call) {
 }
 
 static FoldLayout layoutCast(FoldCall &call) {
-  int32_t to = call.op() == "CastLike" ? call.types[1]
-                                       : call.intAttr("to", kUndefined);
+  int32_t to =
+      call.op() == "CastLike" ? call.types[1] : call.intAttr("to", kUndefined);
   if (onnxTypeSize(to) == 0)
     call.fail("Cast to " + onnxTypeName(to) + " is not supported");
   return {SmallVector<int64_t, 4>(call.shapes[0]), {}, to, "cast"};
 }
 
 static FoldLayout layoutTranspose(FoldCall &call) {
-  SmallVector<int64_t, 4> perm =
-      call.permutation(call.shapes[0].size()), shape;
+  SmallVector<int64_t, 4> perm = call.permutation(call.shapes[0].size()), shape;
   for (int64_t p : perm)
     shape.push_back(call.shapes[0][p]);
   return {shape, perm, kUndefined, "transpose"};
@@ -1053,7 +1042,7 @@ static FoldLayout layoutTranspose(FoldCall &call) {
 
 static FoldLayout layoutReshape(FoldCall &call) {
   return {call.reshapeTarget(call.shapes[0], call.in(1),
-                                      call.intAttr("allowzero", 0) != 0),
+                             call.intAttr("allowzero", 0) != 0),
           {},
           kUndefined,
           "reshape"};
@@ -1061,7 +1050,9 @@ static FoldLayout layoutReshape(FoldCall &call) {
 
 static FoldLayout layoutFlatten(FoldCall &call) {
   SmallVector<int64_t, 2> shape = call.flattenedShape(call.shapes[0]);
-  return {SmallVector<int64_t, 4>(ArrayRef<int64_t>(shape)), {}, kUndefined,
+  return {SmallVector<int64_t, 4>(ArrayRef<int64_t>(shape)),
+          {},
+          kUndefined,
           "flatten"};
 }
 
@@ -1083,8 +1074,7 @@ static FoldLayout layoutUnsqueeze(FoldCall &call) {
 // The table
 //===----------------------------------------------------------------------===//
 
-static FoldRule rule(FoldFn fold,
-                     std::initializer_list<FoldOperand> operands) {
+static FoldRule rule(FoldFn fold, std::initializer_list<FoldOperand> operands) {
   FoldRule r;
   r.fold = fold;
   r.operands.assign(operands.begin(), operands.end());
@@ -1172,9 +1162,9 @@ static double tanhOf(double v) { return std::tanh(v); }
 static const llvm::StringMap<FoldRule> &foldRules() {
   using T = OperandTypes;
   const FoldOperand any = of(T::Any), numeric = of(T::Numeric),
-                floating = of(T::Float), same = of(T::Any, 1),
-                sameNumeric = of(T::Numeric, 1), sameBool = of(T::Bool, 1),
-                shape = of(T::Int64, 0, OperandRank::Vector);
+                    floating = of(T::Float), same = of(T::Any, 1),
+                    sameNumeric = of(T::Numeric, 1), sameBool = of(T::Bool, 1),
+                    shape = of(T::Int64, 0, OperandRank::Vector);
   const FoldRule add = rule(foldArith<Arith::Add>, {sameNumeric, sameNumeric})
                            .withShapes(ShapeRelation::Broadcast);
   auto binary = [&](FoldFn fn, FoldOperand operand) {
@@ -1189,10 +1179,9 @@ static const llvm::StringMap<FoldRule> &foldRules() {
       {"Shape", rule(foldShape, {typeAndShape()})},
       {"Size", rule(foldSize, {typeAndShape()})},
       {"ConstantOfShape", rule(foldConstantOfShape, {shape})},
-      {"Range",
-       rule(foldRange, {of(T::Numeric, 1, OperandRank::Scalar),
-                        of(T::Numeric, 1, OperandRank::Scalar),
-                        of(T::Numeric, 1, OperandRank::Scalar)})},
+      {"Range", rule(foldRange, {of(T::Numeric, 1, OperandRank::Scalar),
+                                 of(T::Numeric, 1, OperandRank::Scalar),
+                                 of(T::Numeric, 1, OperandRank::Scalar)})},
       // Layouts: parameters stay parameters.
       {"Identity", layoutRule(layoutIdentity, {any})},
       {"Cast", layoutRule(layoutCast, {any})},
@@ -1200,8 +1189,9 @@ static const llvm::StringMap<FoldRule> &foldRules() {
       {"Transpose", layoutRule(layoutTranspose, {any})},
       {"Reshape", layoutRule(layoutReshape, {any, shape})},
       {"Flatten", layoutRule(layoutFlatten, {any})},
-      {"Squeeze", layoutRule(layoutSqueeze, {any, optionalOf(T::Int64, 0,
-                                                             OperandRank::Vector)})},
+      {"Squeeze",
+       layoutRule(layoutSqueeze,
+                  {any, optionalOf(T::Int64, 0, OperandRank::Vector)})},
       {"Unsqueeze",
        layoutRule(layoutUnsqueeze,
                   {any, optionalOf(T::Int64, 0, OperandRank::Vector)})},
@@ -1249,9 +1239,9 @@ static const llvm::StringMap<FoldRule> &foldRules() {
       {"ArgMin", rule(foldArgReduce, {of(T::Numeric, 0, OperandRank::AtLeast1)})
                      .withAxis("axis", 0)},
       // Data movement.
-      {"Gather", rule(foldGather, {of(T::Any, 0, OperandRank::AtLeast1),
-                                   of(T::Index)})
-                     .withAxis("axis", 0)},
+      {"Gather",
+       rule(foldGather, {of(T::Any, 0, OperandRank::AtLeast1), of(T::Index)})
+           .withAxis("axis", 0)},
       {"GatherElements",
        rule(foldGatherElements,
             {of(T::Any, 0, OperandRank::AtLeast1), of(T::Index)})
@@ -1264,13 +1254,16 @@ static const llvm::StringMap<FoldRule> &foldRules() {
       {"Expand", rule(foldExpand, {any, shape})},
       {"Tile", rule(foldTile, {any, shape})},
       // Before opset 10 the bounds are attributes (sliceBox reads either).
-      {"Slice", rule(foldSlice, {any, optionalOf(T::Index, 1, OperandRank::Vector),
-                                 optionalOf(T::Index, 1, OperandRank::Vector),
-                                 optionalOf(T::Index, 1, OperandRank::Vector),
-                                 optionalOf(T::Index, 1, OperandRank::Vector)})},
-      {"Trilu", rule(foldTrilu, {of(T::Any, 0, OperandRank::AtLeast2),
-                                 optionalOf(T::Int64, 0, OperandRank::Scalar)})},
-      {"CumSum", rule(foldCumSum, {numeric, of(T::Index, 0, OperandRank::Scalar)})},
+      {"Slice",
+       rule(foldSlice, {any, optionalOf(T::Index, 1, OperandRank::Vector),
+                        optionalOf(T::Index, 1, OperandRank::Vector),
+                        optionalOf(T::Index, 1, OperandRank::Vector),
+                        optionalOf(T::Index, 1, OperandRank::Vector)})},
+      {"Trilu",
+       rule(foldTrilu, {of(T::Any, 0, OperandRank::AtLeast2),
+                        optionalOf(T::Int64, 0, OperandRank::Scalar)})},
+      {"CumSum",
+       rule(foldCumSum, {numeric, of(T::Index, 0, OperandRank::Scalar)})},
       {"ScatterND",
        rule(foldScatterND, {of(T::Any, 1, OperandRank::AtLeast1),
                             of(T::Int64, 0, OperandRank::AtLeast1), same})

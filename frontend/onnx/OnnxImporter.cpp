@@ -157,8 +157,8 @@ int64_t Importer::checkHostElements(ArrayRef<int64_t> shape) {
   std::optional<int64_t> n = checkedNumElements(shape);
   if (!n)
     fail("a tensor of shape [" +
-         llvm::join(llvm::map_range(shape,
-                                    [](int64_t d) { return std::to_string(d); }),
+         llvm::join(llvm::map_range(
+                        shape, [](int64_t d) { return std::to_string(d); }),
                     ", ") +
          "] has a negative dimension or too many elements");
   if (*n > maxHostElements)
@@ -175,7 +175,8 @@ bool Importer::isKnown(StringRef name) {
 
 bool Importer::isWeight(StringRef name) {
   Entry &e = lookup(name);
-  return e.derived || (e.initializer && initializerElements(*e.initializer) > 1);
+  return e.derived ||
+         (e.initializer && initializerElements(*e.initializer) > 1);
 }
 
 RawTensor Importer::weightData(StringRef name) {
@@ -327,7 +328,7 @@ Value Importer::tensor(StringRef name) {
   if (!raw)
     fail(llvm::toString(raw.takeError()));
   return e.value = materializeWeight(("folded." + name).str(), std::move(*raw),
-                                    /*atTop=*/false);
+                                     /*atTop=*/false);
 }
 
 Value Importer::input(unsigned i) {
@@ -442,9 +443,9 @@ SmallVector<int64_t, 4> Importer::permutation(int64_t rank) {
   }
   if (!valid)
     fail("perm [" +
-         llvm::join(llvm::map_range(perm,
-                                    [](int64_t p) { return std::to_string(p); }),
-                    ", ") +
+         llvm::join(
+             llvm::map_range(perm, [](int64_t p) { return std::to_string(p); }),
+             ", ") +
          "] is not a permutation of 0.." + Twine(rank - 1));
   return perm;
 }

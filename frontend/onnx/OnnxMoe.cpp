@@ -291,9 +291,8 @@ static std::string expertSelector(const onnx::GraphProto &graph,
 
 /// Whether `value` is the expert's input or produced by one of its nodes.
 static bool insideExpertOf(const onnx::GraphProto &graph,
-                           const GraphIndex &index,
-                           ArrayRef<int> expertNodes, StringRef input,
-                           StringRef value) {
+                           const GraphIndex &index, ArrayRef<int> expertNodes,
+                           StringRef input, StringRef value) {
   if (value == input)
     return true;
   int p = index.producerOf(value);
@@ -384,8 +383,8 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
             insideExpert(*expert, mine.input(i)) ||
             sameKnownValue(mine.input(i), n.input(i)))
           continue;
-        fail("expert ops read different values ('" + n.input(i) +
-             "' and '" + mine.input(i) +
+        fail("expert ops read different values ('" + n.input(i) + "' and '" +
+             mine.input(i) +
              "'); in MoE raising only MatMul weights may differ between "
              "experts");
       }
