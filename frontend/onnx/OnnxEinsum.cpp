@@ -152,8 +152,9 @@ void Importer::emitEinsum() {
           output.push_back(kEllipsis + e);
       if (llvm::is_contained(output, l))
         reject("the output repeats '" + Twine(char(l)) + "'");
+      Label label = l;
       if (llvm::none_of(labels, [&](const Labels &in) {
-            return llvm::is_contained(in, l);
+            return llvm::is_contained(in, label);
           }))
         reject("output label '" + Twine(char(l)) + "' is in no operand");
       output.push_back(l);
