@@ -221,10 +221,17 @@ status=0
 echo
 echo "=== fuzz-onnx summary ==="
 last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
-execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-[ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<< "$last")
-rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-# -fork prints no final stats; its status lines end in "time: <seconds>s".
+# Under -fork the final stats are the parent's own (0 executions when it is
+# interrupted): count from the last status line, which sums the jobs', and
+# take the rate from its "time: <seconds>s".
+if [ "$fork" -gt 0 ]; then
+  execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<< "$last")
+  rate=
+else
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<< "$last")
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+fi
 took=$(sed -n 's/.* time: \([0-9]*\)s.*/\1/p' <<< "$last")
 if [ -z "$rate" ] && [ -n "$execs" ] && [ -n "$took" ] && [ "$took" -gt 0 ]; then
   rate=$((execs / took))

@@ -2,6 +2,9 @@
 
 #include "frontend/onnx/HostTensor.h"
 
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
+
 #include <climits>
 #include <cmath>
 
@@ -93,7 +96,54 @@ double HostTensor::getDouble(int64_t i) const {
 }
 
 int64_t HostTensor::getInt(int64_t i) const {
-  return isFloat() ? static_cast<int64_t>(floats[i]) : ints[i];
+  return isFloat() ? saturatingInt(floats[i]) : ints[i];
+}
+
+int64_t mlir::braid::onnx_import::saturatingInt(double v) {
+  double t = std::trunc(v);
+  return std::isnan(t)                 ? 0
+         : t >= 9.2233720368547758e18  ? INT64_MAX
+         : t <= -9.2233720368547758e18 ? INT64_MIN
+                                       : static_cast<int64_t>(t);
+}
+
+/// Rounds `v` to a float of semantics `sem`.
+static double roundTo(double v, const llvm::fltSemantics &sem) {
+  llvm::APFloat f(v);
+  bool losesInfo;
+  f.convert(sem, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return f.convertToDouble();
+}
+
+void mlir::braid::onnx_import::normalizeElements(HostTensor &t) {
+  switch (t.type) {
+  case kFloat:
+    for (double &v : t.floats)
+      v = static_cast<float>(v);
+    return;
+  case kFloat16:
+  case kBFloat16:
+    for (double &v : t.floats)
+      v = roundTo(v, t.type == kFloat16 ? llvm::APFloat::IEEEhalf()
+                                        : llvm::APFloat::BFloat());
+    return;
+  case kBool:
+    for (int64_t &v : t.ints)
+      v = v != 0;
+    return;
+  default:
+    break;
+  }
+  unsigned bits = 8 * onnxTypeSize(t.type);
+  if (t.isFloat() || bits == 0 || bits == 64)
+    return;
+  bool isSigned = t.type == kInt8 || t.type == kInt16 || t.type == kInt32;
+  for (int64_t &v : t.ints) {
+    uint64_t low = static_cast<uint64_t>(v) & ((uint64_t(1) << bits) - 1);
+    v = isSigned ? llvm::SignExtend64(low, bits) : static_cast<int64_t>(low);
+  }
 }
 
 HostTensor HostTensor::ints1D(ArrayRef<int64_t> values) {
@@ -201,7 +251,7 @@ std::optional<HostTensor> mlir::braid::onnx_import::broadcastBinary(
       if (out.isFloat())
         out.floats[flat] = v;
       else
-        out.ints[flat] = static_cast<int64_t>(v);
+        out.ints[flat] = saturatingInt(v);
     } else {
       int64_t v = intFn(a.ints[ia], b.ints[ib]);
       if (out.isFloat())
@@ -222,38 +272,17 @@ HostTensor mlir::braid::onnx_import::castTo(const HostTensor &t, int32_t type) {
     out.floats.resize(n);
     for (int64_t i = 0; i < n; ++i)
       out.floats[i] = t.getDouble(i);
-    if (type == kFloat)
-      for (double &v : out.floats)
-        v = static_cast<float>(v);
   } else {
     out.ints.resize(n);
     for (int64_t i = 0; i < n; ++i) {
       if (type == kBool)
         out.ints[i] = t.getDouble(i) != 0.0;
-      else if (t.isFloat()) {
-        // Out-of-range and NaN values saturate instead of being undefined.
-        double v = std::trunc(t.floats[i]);
-        out.ints[i] = std::isnan(v)                 ? 0
-                      : v >= 9.2233720368547758e18  ? INT64_MAX
-                      : v <= -9.2233720368547758e18 ? INT64_MIN
-                                                    : static_cast<int64_t>(v);
-      } else
-        out.ints[i] = t.ints[i];
+      else
+        out.ints[i] = t.getInt(i);
     }
-    if (type == kInt32)
-      for (int64_t &v : out.ints)
-        v = static_cast<int32_t>(v);
   }
+  normalizeElements(out);
   return out;
-}
-
-/// Copies element `from` of `src` to element `to` of `dst` (same kind).
-static void copyElement(const HostTensor &src, int64_t from, HostTensor &dst,
-                        int64_t to) {
-  if (src.isFloat())
-    dst.floats[to] = src.floats[from];
-  else
-    dst.ints[to] = src.ints[from];
 }
 
 static HostTensor emptyLike(const HostTensor &t, ArrayRef<int64_t> shape) {
@@ -288,8 +317,8 @@ mlir::braid::onnx_import::gather(const HostTensor &data,
       if (idx < 0 || idx >= size)
         return std::nullopt;
       for (int64_t i = 0; i < inner; ++i)
-        copyElement(data, (o * size + idx) * inner + i, out,
-                    (o * numIndices + k) * inner + i);
+        out.copyElement((o * numIndices + k) * inner + i, data,
+                        (o * size + idx) * inner + i);
     }
   return out;
 }
@@ -311,7 +340,7 @@ HostTensor mlir::braid::onnx_import::concat(ArrayRef<const HostTensor *> inputs,
     for (const HostTensor *t : inputs) {
       int64_t chunk = t->shape[axis] * inner;
       for (int64_t i = 0; i < chunk; ++i)
-        copyElement(*t, o * chunk + i, out, pos++);
+        out.copyElement(pos++, *t, o * chunk + i);
     }
   return out;
 }
@@ -327,7 +356,7 @@ HostTensor mlir::braid::onnx_import::transpose(const HostTensor &t,
     int64_t from = 0;
     for (size_t d = 0; d < perm.size(); ++d)
       from += index[d] * inStrides[perm[d]];
-    copyElement(t, from, out, flat);
+    out.copyElement(flat, t, from);
   });
   return out;
 }
@@ -342,7 +371,7 @@ HostTensor mlir::braid::onnx_import::slice(const HostTensor &t,
     int64_t from = 0;
     for (size_t d = 0; d < sizes.size(); ++d)
       from += (starts[d] + index[d] * steps[d]) * inStrides[d];
-    copyElement(t, from, out, flat);
+    out.copyElement(flat, t, from);
   });
   return out;
 }
@@ -351,7 +380,7 @@ HostTensor mlir::braid::onnx_import::broadcastTo(const HostTensor &t,
                                                  ArrayRef<int64_t> shape) {
   HostTensor out = emptyLike(t, shape);
   forEachIndex(shape, [&](int64_t flat, ArrayRef<int64_t> index) {
-    copyElement(t, broadcastIndex(t.shape, shape, index), out, flat);
+    out.copyElement(flat, t, broadcastIndex(t.shape, shape, index));
   });
   return out;
 }

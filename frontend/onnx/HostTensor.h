@@ -64,6 +64,13 @@ struct HostTensor {
   /// Element `i` as a double / as an int64 (converting as C++ does).
   double getDouble(int64_t i) const;
   int64_t getInt(int64_t i) const;
+  /// Sets element `to` to element `from` of `src` (of the same kind).
+  void copyElement(int64_t to, const HostTensor &src, int64_t from) {
+    if (isFloat())
+      floats[to] = src.floats[from];
+    else
+      ints[to] = src.ints[from];
+  }
 
   /// Builders.
   static HostTensor ints1D(llvm::ArrayRef<int64_t> values);
@@ -71,6 +78,15 @@ struct HostTensor {
   static HostTensor filled(int32_t type, llvm::ArrayRef<int64_t> shape,
                            double value);
 };
+
+/// `v` truncated toward zero to an int64; out-of-range values saturate and NaN
+/// gives 0 (instead of being undefined).
+int64_t saturatingInt(double v);
+
+/// Rounds floating elements to the precision of `t.type` (f32, f16, bf16)
+/// and wraps integer elements to its width (two's complement; bool to 0/1),
+/// as the type would hold them.
+void normalizeElements(HostTensor &t);
 
 /// Product of the dimensions, or std::nullopt on overflow or a negative one.
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);

@@ -21,9 +21,12 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
 #include "llvm/Support/Path.h"
+
+#include <memory>
 
 namespace mlir {
 namespace braid {
@@ -32,6 +35,20 @@ namespace detail {
 
 /// Signals that a diagnostic was already emitted.
 struct ImportFailure {};
+
+/// One evaluation of a folding rule (OnnxFold.cpp).
+struct FoldCall;
+
+/// A parameter in a new layout: a Transpose, Reshape, Cast, ... of a weight,
+/// evaluated at import and stored as a weight of its own.
+struct DerivedWeight {
+  /// The weight symbol: the initializer's name and one suffix per layout op
+  /// (`fc1.weight.transpose`), made unique when it is declared.
+  std::string symbol;
+  RawTensor data;
+  /// The get_weight reading it, once materialized.
+  Value value;
+};
 
 /// Imports one model; see OnnxImporter.h.
 class Importer {
@@ -48,14 +65,18 @@ public:
   FailureOr<ImportedModel> run();
 
 private:
+  friend struct FoldCall;
+
   /// What the importer knows about one ONNX value.
   struct Entry {
     /// The braid tensor, once materialized.
     Value value;
     /// The value, when it is known at import time.
     std::optional<HostTensor> constant;
-    /// An initializer not read yet.
+    /// The initializer holding the value (read when first needed).
     const onnx::TensorProto *initializer = nullptr;
+    /// A weight in a new layout, when the value is one.
+    std::shared_ptr<DerivedWeight> derived;
   };
 
   // --- diagnostics ---------------------------------------------------------
@@ -71,25 +92,41 @@ private:
   int32_t onnxTypeOf(StringRef name);
   /// The value as a braid tensor, materializing constants and weights.
   Value tensor(StringRef name);
-  /// The value if it is known at import time (reading small initializers).
+  /// The value if it is known at import time (reading initializers).
   const HostTensor *constant(StringRef name);
+  /// Whether constant(name) would give a value (without reading it).
+  bool isKnown(StringRef name);
+  /// Whether the value is a parameter: an initializer with more than one
+  /// element, or a layout of one (DerivedWeight).
+  bool isWeight(StringRef name);
+  /// The bytes of a parameter (isWeight).
+  RawTensor weightData(StringRef name);
   /// Like constant(), but fails naming `what` when the value is computed.
   const HostTensor &requireConstant(StringRef name, StringRef what);
   void setValue(StringRef name, Value value);
   void setConstant(StringRef name, HostTensor value);
+  /// An inline braid.constant holding `value`.
   Value materialize(const HostTensor &value);
-  Value materializeWeight(StringRef name, const onnx::TensorProto &tensor);
+  /// Declares weight `symbol` (made unique) with `data` and reads it with a
+  /// get_weight: parameters at the top of the function, after the earlier
+  /// reads; other weights (`atTop` false) where they are first used.
+  Value materializeWeight(StringRef symbol, RawTensor data, bool atTop = true);
+  /// Declares a weight symbol (before the function) with `data` for the
+  /// weights file: `name` for an initializer's weight, otherwise `name` or,
+  /// when taken, `name.2`, `name.3`, ... (the symbol is weights.back().name).
+  /// Returns its type. Callers read it with get_weight.
+  RankedTensorType declareWeight(StringRef name, RawTensor data);
   /// Elements of an initializer; fails on a negative or overflowing shape.
   int64_t initializerElements(const onnx::TensorProto &tensor);
-  /// Declares weight symbol `name` (before the function) with `data` for the
-  /// weights file; returns its type. Callers read it with get_weight.
-  RankedTensorType declareWeight(StringRef name, RawTensor data);
-  /// A folded float tensor too large to inline, stored as a weight.
-  Value materializeFoldedWeight(StringRef name, const HostTensor &value);
-  /// Folded float tensors up to this many elements are inlined as
-  /// braid.constant (masks, rotary tables of test models); larger ones are
-  /// weights, so the IR stays small.
-  static constexpr int64_t kMaxInlineFloats = 1 << 16;
+  /// Fails unless a host tensor of `shape` fits the import's
+  /// maxHostElements; returns its number of elements.
+  int64_t checkHostElements(ArrayRef<int64_t> shape);
+  /// Known tensors (Constant nodes, folded results) with more than this many
+  /// elements become weights named `folded.<value>` instead of inline
+  /// constants, unless they are boolean (masks stay visible to the attention
+  /// raising); so are known operands of MatMul, Gemm, Einsum and embedding
+  /// Gathers of any size above one element.
+  static constexpr int64_t kMaxInlineElements = 1 << 16;
   Type elementType(int32_t onnxType);
 
   // --- node access ---------------------------------------------------------
@@ -120,10 +157,29 @@ private:
                                                   unsigned index);
   /// Normalizes a possibly negative axis for `rank`, failing when out of range.
   int64_t normalizeAxis(int64_t axis, int64_t rank);
+  /// Shape after Squeeze (`squeeze`) or Unsqueeze with the node's axes.
+  SmallVector<int64_t, 4> squeezedShape(ArrayRef<int64_t> shape, bool squeeze);
+  /// The node's Transpose permutation for `rank` (reversal by default),
+  /// checked to be a permutation.
+  SmallVector<int64_t, 4> permutation(int64_t rank);
+  /// Shape after Flatten at the node's axis.
+  SmallVector<int64_t, 2> flattenedShape(ArrayRef<int64_t> shape);
 
   // --- import --------------------------------------------------------------
   void importGraph();
-  void importNode(const onnx::NodeProto &node);
+  void importNode(int index);
+  /// Topological order of the graph's nodes as onnxruntime accepts them (in
+  /// any order in the file), keeping the file's order where it is valid.
+  /// Nodes of one MoE block (moeNodeOwner) are ordered as one unit, listed
+  /// by its TopK. Fails naming the node and input for a value no node, graph
+  /// input or initializer produces, and for a cycle.
+  SmallVector<int> orderNodes();
+  /// Graph nodes in import order (indices into the graph) and the position
+  /// of each graph node in the first (unit-free) order.
+  SmallVector<int> order, positionOf;
+  /// Values read as operands of ops that tensor parallelism partitions
+  /// (MatMul, Gemm, Einsum, Gather data): known ones become weights.
+  llvm::StringSet<> parameterOperands;
 
   // --- mixture-of-experts raising (OnnxMoe.cpp) ------------------------------
   /// One expert of an MoE block: its input rows, its output rows before the
@@ -150,8 +206,16 @@ private:
   SmallVector<MoeBlock, 4> moeBlocks;
   /// Node index -> MoE block that owns it (by position in moeBlocks).
   llvm::DenseMap<int, unsigned> moeNodeOwner;
+  /// Evaluates the current node if its op has a folding rule and the values
+  /// it reads are known; returns whether it did.
   bool tryFold();
+  bool foldValue(FoldCall &call);
+  bool foldLayout(FoldCall &call);
   void emitNode();
+  /// Whether emitNode has a handler for the current node's op type.
+  bool canEmit() const;
+  /// The emitters: one handler per supported ONNX op type.
+  static const llvm::StringMap<void (Importer::*)()> &emitters();
   RankedTensorType inputType(const onnx::ValueInfoProto &info);
 
   // --- emitters ------------------------------------------------------------
@@ -200,9 +264,12 @@ private:
   void emitTrilu();
   void emitAttention();
   void emitNormalization(bool rms);
+  void emitArgMax();
+  void emitArgMin();
+  void emitArgReduce(bool max);
+  void emitEinsum();
 
   // --- folding ---------------------------------------------------------------
-  std::optional<HostTensor> foldCurrent();
   SmallVector<int64_t, 4> reshapeTarget(ArrayRef<int64_t> input,
                                         const HostTensor &shape,
                                         bool allowZero);
@@ -223,6 +290,11 @@ private:
   llvm::StringMap<Entry> values;
   llvm::StringMap<Value> weightValues;
   std::vector<ImportedWeight> weights;
+  /// The most elements of one host tensor (ImportOptions::maxHostElements).
+  int64_t maxHostElements = 0;
+  /// Names of the graph's initializers (reserved as their weights' symbols)
+  /// and the weight symbols declared so far.
+  llvm::StringSet<> initializerNames, weightSymbols;
   const onnx::NodeProto *node = nullptr;
   int64_t opset = 0;
   /// Position of the current node in the graph (for unnamed nodes).

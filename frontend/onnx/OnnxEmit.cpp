@@ -46,9 +46,8 @@ Value Importer::scalar(double value, Type type) {
                             DenseElementsAttr::get(tensorType, element));
 }
 
-void Importer::emitNode() {
+const llvm::StringMap<void (Importer::*)()> &Importer::emitters() {
   using E = Importer;
-  // One entry per supported ONNX op type.
   static const llvm::StringMap<void (E::*)()> handlers = {
       {"Identity", &E::emitPassThrough},
       {"Dropout", &E::emitPassThrough},
@@ -79,10 +78,13 @@ void Importer::emitNode() {
       {"CastLike", &E::emitCast},
       {"MatMul", &E::emitMatMul},
       {"Gemm", &E::emitGemm},
+      {"Einsum", &E::emitEinsum},
       {"Softmax", &E::emitSoftmax},
       {"ReduceMean", &E::emitReduce},
       {"ReduceSum", &E::emitReduce},
       {"ReduceMax", &E::emitReduce},
+      {"ArgMax", &E::emitArgMax},
+      {"ArgMin", &E::emitArgMin},
       {"LayerNormalization", &E::emitLayerNorm},
       {"RMSNormalization", &E::emitRmsNorm},
       {"Transpose", &E::emitTranspose},
@@ -98,22 +100,41 @@ void Importer::emitNode() {
       {"Trilu", &E::emitTrilu},
       {"Attention", &E::emitAttention},
   };
-  auto handler = handlers.find(node->op_type());
-  if (handler != handlers.end())
+  return handlers;
+}
+
+bool Importer::canEmit() const { return emitters().count(node->op_type()); }
+
+void Importer::emitNode() {
+  auto handler = emitters().find(node->op_type());
+  if (handler != emitters().end())
     return (this->*handler->second)();
-  static const llvm::StringSet<> needKnownInputs = {
-      "Range",     "ConstantOfShape", "NonZero",       "TopK",
-      "ScatterND", "ScatterElements", "GatherElements"};
-  bool allKnown = true;
-  for (unsigned i = 0; i < numInputs(); ++i)
-    allKnown &= !hasInput(i) || constant(inputName(i)) != nullptr;
-  if (needKnownInputs.contains(node->op_type()) && allKnown)
-    fail("its result would exceed the import's folding limit of " +
-         Twine(options.maxFoldElements) + " elements");
-  if (needKnownInputs.contains(node->op_type()))
-    fail("this op needs its inputs known at import time, or (for TopK, "
-         "Scatter*, GatherElements) to be part of an MoE block that Braid "
-         "raises; here they are computed");
+  // Ops Braid only evaluates at import (their results have data-dependent
+  // shapes or no braid op); TopK and Scatter* also inside raised MoE blocks.
+  static const llvm::StringSet<> foldOnly = {"Range",
+                                             "ConstantOfShape",
+                                             "NonZero",
+                                             "TopK",
+                                             "ScatterND",
+                                             "ScatterElements",
+                                             "GatherElements",
+                                             "Tile",
+                                             "Mod",
+                                             "And",
+                                             "Or",
+                                             "Xor",
+                                             "Not",
+                                             "Abs",
+                                             "Floor",
+                                             "Ceil",
+                                             "Cos",
+                                             "Sin",
+                                             "CumSum",
+                                             "OneHot"};
+  if (foldOnly.contains(node->op_type()))
+    fail("Braid evaluates this op only when its inputs are known at import "
+         "time (or, for TopK and Scatter*, as part of an MoE block it "
+         "raises); here they are computed");
   fail("unsupported operator");
 }
 
@@ -165,25 +186,14 @@ void Importer::emitCast() {
 
 void Importer::emitTranspose() {
   Value x = input(0);
-  SmallVector<int64_t, 4> perm;
-  if (auto given = intsAttr("perm"))
-    perm = *given;
-  else
-    for (int64_t d = typeOf(x).getRank() - 1; d >= 0; --d)
-      perm.push_back(d);
   setValue(outputName(0),
-           create<TransposeOp>(x, builder.getDenseI64ArrayAttr(perm)));
+           create<TransposeOp>(x, builder.getDenseI64ArrayAttr(
+                                      permutation(typeOf(x).getRank()))));
 }
 
 void Importer::emitFlatten() {
   Value x = input(0);
-  int64_t rank = typeOf(x).getRank();
-  int64_t axis = intAttr("axis", 1);
-  axis = axis < 0 ? axis + rank : axis;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < axis ? outer : inner) *= typeOf(x).getDimSize(d);
-  setValue(outputName(0), reshape(x, {outer, inner}));
+  setValue(outputName(0), reshape(x, flattenedShape(typeOf(x).getShape())));
 }
 
 void Importer::emitConcat() {
@@ -228,6 +238,8 @@ void Importer::emitExpand() {
   if (!target)
     fail("cannot expand a tensor of rank " + Twine(typeOf(x).getRank()) +
          " to the given shape");
+  if (!checkedNumElements(*target))
+    fail("Expand's shape has too many elements");
   auto type = RankedTensorType::get(*target, typeOf(x).getElementType());
   setValue(outputName(0),
            type == x.getType()
@@ -362,39 +374,8 @@ void Importer::emitReshape() {
 
 void Importer::emitSqueezeUnsqueeze(bool squeeze) {
   Value x = input(0);
-  ArrayRef<int64_t> in = typeOf(x).getShape();
-  std::optional<SmallVector<int64_t, 4>> axes = axesFrom("axes", 1);
-  SmallVector<int64_t, 4> shape;
-  if (squeeze) {
-    int64_t rank = in.size();
-    SmallVector<bool> removed(rank, false);
-    if (axes)
-      for (int64_t a : *axes) {
-        int64_t d = normalizeAxis(a, rank);
-        if (in[d] != 1)
-          fail("cannot squeeze dimension " + Twine(d) + " of size " +
-               Twine(in[d]));
-        removed[d] = true;
-      }
-    for (int64_t d = 0; d < rank; ++d)
-      if (!(axes ? removed[d] : in[d] == 1))
-        shape.push_back(in[d]);
-  } else {
-    if (!axes)
-      fail("Unsqueeze needs axes");
-    int64_t rank = in.size() + axes->size();
-    SmallVector<bool> inserted(rank, false);
-    for (int64_t a : *axes) {
-      int64_t d = normalizeAxis(a, rank);
-      if (inserted[d])
-        fail("Unsqueeze axis " + Twine(a) + " is given twice");
-      inserted[d] = true;
-    }
-    size_t next = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      shape.push_back(inserted[d] ? 1 : in[next++]);
-  }
-  setValue(outputName(0), reshape(x, shape));
+  setValue(outputName(0),
+           reshape(x, squeezedShape(typeOf(x).getShape(), squeeze)));
 }
 
 void Importer::emitSlice() {
@@ -465,6 +446,7 @@ void Importer::emitTrilu() {
   bool upper = intAttr("upper", 1) != 0;
   int64_t rows = type.getDimSize(type.getRank() - 2),
           cols = type.getDimSize(type.getRank() - 1);
+  checkHostElements({rows, cols});
   HostTensor mask = HostTensor::filled(kBool, {rows, cols}, 0);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
@@ -524,4 +506,58 @@ void Importer::emitAttention() {
                     type.getDimSize(1) * type.getDimSize(3)});
   }
   setValue(outputName(0), y);
+}
+
+void Importer::emitArgMax() { emitArgReduce(/*max=*/true); }
+void Importer::emitArgMin() { emitArgReduce(/*max=*/false); }
+
+// ArgMax is reduce_max, a comparison with the maximum, and a reduce_max over
+// candidate indices (no braid op finds an index):
+//
+//   m    = reduce_max(x, axis, keep_dims)
+//   hit  = compare eq(x, m)
+//   last = reduce_max(select(hit, i, -1))              (select_last_index=1)
+//   first = (n-1) - reduce_max(select(hit, n-1-i, -1)) (the default)
+//
+// where i counts along the axis. Every step is exact in every element type,
+// so ties resolve as ONNX specifies. ArgMin is ArgMax of an order-reversing
+// map: -x for floats, and -x-1 (two's complement NOT, which wraps the way
+// the kernels do and has no overflow) for integers.
+void Importer::emitArgReduce(bool max) {
+  Value x = input(0);
+  auto type = typeOf(x);
+  Type element = type.getElementType();
+  if (element.isInteger(1))
+    fail("Arg" + Twine(max ? "Max" : "Min") + " of a BOOL tensor");
+  int64_t rank = type.getRank();
+  if (rank == 0)
+    fail("Arg" + Twine(max ? "Max" : "Min") +
+         " needs a tensor of rank 1 or "
+         "more");
+  int64_t axis = normalizeAxis(intAttr("axis", 0), rank);
+  bool keepDims = intAttr("keepdims", 1) != 0;
+  bool last = intAttr("select_last_index", 0) != 0;
+  int64_t n = type.getDimSize(axis);
+  if (n == 0)
+    fail("Arg" + Twine(max ? "Max" : "Min") + " over an empty axis");
+  if (!max) {
+    x = create<NegOp>(x);
+    if (isa<IntegerType>(element))
+      x = create<SubOp>(x, scalar(1, element));
+  }
+  Value top = create<ReduceMaxOp>(x, ArrayRef<int64_t>{axis}, true);
+  Value hit = create<CompareOp>(CompareKind::EQ, x, top);
+  // Candidate indices along the axis, shaped to broadcast against x.
+  SmallVector<int64_t, 4> indexShape(rank, 1);
+  indexShape[axis] = n;
+  HostTensor index = HostTensor::filled(kInt64, indexShape, 0);
+  for (int64_t i = 0; i < n; ++i)
+    index.ints[i] = last ? i : n - 1 - i;
+  Type i64 = builder.getI64Type();
+  Value candidates = create<SelectOp>(hit, materialize(index), scalar(-1, i64));
+  Value best =
+      create<ReduceMaxOp>(candidates, ArrayRef<int64_t>{axis}, keepDims);
+  if (!last)
+    best = create<SubOp>(scalar(n - 1, i64), best);
+  setValue(outputName(0), best);
 }

@@ -25,6 +25,9 @@
 
 #include <cmath>
 #include <functional>
+#include <queue>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -123,6 +126,8 @@ SmallVector<int64_t, 4> Importer::shapeOf(StringRef name) {
         cast<RankedTensorType>(e.value.getType()).getShape());
   if (e.constant)
     return e.constant->shape;
+  if (e.derived)
+    return e.derived->data.shape;
   return SmallVector<int64_t, 4>(e.initializer->dims().begin(),
                                  e.initializer->dims().end());
 }
@@ -134,6 +139,8 @@ int32_t Importer::onnxTypeOf(StringRef name) {
         cast<RankedTensorType>(e.value.getType()).getElementType());
   if (e.constant)
     return e.constant->type;
+  if (e.derived)
+    return e.derived->data.type;
   return e.initializer->data_type();
 }
 
@@ -146,23 +153,56 @@ int64_t Importer::initializerElements(const onnx::TensorProto &tensor) {
   return *n;
 }
 
+int64_t Importer::checkHostElements(ArrayRef<int64_t> shape) {
+  std::optional<int64_t> n = checkedNumElements(shape);
+  if (!n)
+    fail("a tensor of shape [" +
+         llvm::join(llvm::map_range(
+                        shape, [](int64_t d) { return std::to_string(d); }),
+                    ", ") +
+         "] has a negative dimension or too many elements");
+  if (*n > maxHostElements)
+    fail("evaluating it at import needs a tensor of " + Twine(*n) +
+         " elements, more than this machine's memory allows (" +
+         Twine(maxHostElements) + ")");
+  return *n;
+}
+
+bool Importer::isKnown(StringRef name) {
+  Entry &e = lookup(name);
+  return e.constant || e.initializer || e.derived;
+}
+
+bool Importer::isWeight(StringRef name) {
+  Entry &e = lookup(name);
+  return e.derived ||
+         (e.initializer && initializerElements(*e.initializer) > 1);
+}
+
+RawTensor Importer::weightData(StringRef name) {
+  Entry &e = lookup(name);
+  if (e.derived)
+    return e.derived->data;
+  llvm::Expected<RawTensor> raw = readTensor(*e.initializer, modelDir);
+  if (!raw)
+    fail(llvm::toString(raw.takeError()));
+  return std::move(*raw);
+}
+
 const HostTensor *Importer::constant(StringRef name) {
   Entry &e = lookup(name);
   if (e.constant)
     return &*e.constant;
-  if (e.initializer) {
-    if (initializerElements(*e.initializer) > options.maxFoldElements)
-      return nullptr;
-    llvm::Expected<RawTensor> raw = readTensor(*e.initializer, modelDir);
-    if (!raw)
-      fail(llvm::toString(raw.takeError()));
-    llvm::Expected<HostTensor> host = toHost(*raw);
-    if (!host)
-      fail(llvm::toString(host.takeError()));
-    e.constant = std::move(*host);
-    return &*e.constant;
-  }
-  return nullptr;
+  if (!e.initializer && !e.derived)
+    return nullptr;
+  if (e.initializer)
+    initializerElements(*e.initializer);
+  checkHostElements(shapeOf(name));
+  llvm::Expected<HostTensor> host = toHost(weightData(name));
+  if (!host)
+    fail(llvm::toString(host.takeError()));
+  e.constant = std::move(*host);
+  return &*e.constant;
 }
 
 const HostTensor &Importer::requireConstant(StringRef name, StringRef what) {
@@ -217,15 +257,13 @@ Value Importer::materialize(const HostTensor &value) {
   return ConstantOp::create(builder, loc, type, attr);
 }
 
-Value Importer::materializeWeight(StringRef name,
-                                  const onnx::TensorProto &tensor) {
-  auto it = weightValues.find(name);
-  if (it != weightValues.end())
-    return it->second;
-  llvm::Expected<RawTensor> raw = readTensor(tensor, modelDir);
-  if (!raw)
-    fail(llvm::toString(raw.takeError()));
-  RankedTensorType type = declareWeight(name, std::move(*raw));
+Value Importer::materializeWeight(StringRef symbol, RawTensor data,
+                                  bool atTop) {
+  RankedTensorType type = declareWeight(symbol, std::move(data));
+  StringRef declared = weights.back().name;
+  if (!atTop)
+    return GetWeightOp::create(builder, loc, type,
+                               FlatSymbolRefAttr::get(context, declared));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(entry);
   // Weights are read in order of first use, after the earlier reads.
@@ -237,80 +275,60 @@ Value Importer::materializeWeight(StringRef name,
   }
   if (last)
     builder.setInsertionPointAfter(last);
-  Value value = GetWeightOp::create(builder, function.getLoc(), type,
-                                    FlatSymbolRefAttr::get(context, name));
-  weightValues[name] = value;
-  return value;
+  return GetWeightOp::create(builder, function.getLoc(), type,
+                             FlatSymbolRefAttr::get(context, declared));
 }
 
 RankedTensorType Importer::declareWeight(StringRef name, RawTensor data) {
   auto type = RankedTensorType::get(data.shape, elementType(data.type));
+  // An initializer's weight keeps its name (reserved for it); any other
+  // weight whose name is taken gets a numbered one.
+  bool ownName = initializerNames.contains(name) && !weightSymbols.count(name);
+  std::string symbol = name.str();
+  for (int n = 2; !ownName && (weightSymbols.contains(symbol) ||
+                               initializerNames.contains(symbol));
+       ++n)
+    symbol = (name + "." + Twine(n)).str();
+  weightSymbols.insert(symbol);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(function);
-  WeightOp::create(builder, function.getLoc(), builder.getStringAttr(name),
+  WeightOp::create(builder, function.getLoc(), builder.getStringAttr(symbol),
                    TypeAttr::get(type));
-  weights.push_back({name.str(), std::move(data)});
+  weights.push_back({symbol, std::move(data)});
   return type;
-}
-
-/// Encodes a host tensor as little-endian bytes of its element type.
-static RawTensor encode(const HostTensor &value) {
-  RawTensor raw;
-  raw.type = value.type;
-  raw.shape = value.shape;
-  auto append = [&](auto v) {
-    raw.bytes.append(reinterpret_cast<const char *>(&v), sizeof(v));
-  };
-  for (int64_t i = 0; i < value.numElements(); ++i) {
-    switch (value.type) {
-    case kFloat:
-      append(static_cast<float>(value.floats[i]));
-      break;
-    case kDouble:
-      append(value.floats[i]);
-      break;
-    case kFloat16:
-    case kBFloat16: {
-      APFloat f(value.floats[i]);
-      bool losesInfo;
-      f.convert(value.type == kFloat16 ? APFloat::IEEEhalf()
-                                       : APFloat::BFloat(),
-                APFloat::rmNearestTiesToEven, &losesInfo);
-      append(static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue()));
-      break;
-    }
-    default:
-      break;
-    }
-  }
-  return raw;
-}
-
-Value Importer::materializeFoldedWeight(StringRef name,
-                                        const HostTensor &value) {
-  std::string symbol = ("folded." + name).str();
-  RankedTensorType type = declareWeight(symbol, encode(value));
-  return GetWeightOp::create(builder, loc, type,
-                             FlatSymbolRefAttr::get(context, symbol));
 }
 
 Value Importer::tensor(StringRef name) {
   Entry &e = lookup(name);
   if (e.value)
     return e.value;
-  if (e.initializer) {
-    // Parameters become weights; single numbers are inlined.
-    if (initializerElements(*e.initializer) > 1) {
-      e.value = materializeWeight(name, *e.initializer);
-      return e.value;
-    }
-    constant(name);
+  if (e.derived) {
+    // One weight per derived tensor, however many names alias it.
+    if (!e.derived->value)
+      e.derived->value = materializeWeight(e.derived->symbol, e.derived->data);
+    return e.value = e.derived->value;
   }
-  e.value =
-      e.constant->isFloat() && e.constant->numElements() > kMaxInlineFloats
-          ? materializeFoldedWeight(name, *e.constant)
-          : materialize(*e.constant);
-  return e.value;
+  if (e.initializer && initializerElements(*e.initializer) > 1) {
+    // Parameters become weights named as the initializer.
+    StringRef symbol = e.initializer->name();
+    auto it = weightValues.find(symbol);
+    if (it == weightValues.end())
+      it = weightValues
+               .try_emplace(symbol, materializeWeight(symbol, weightData(name)))
+               .first;
+    return e.value = it->second;
+  }
+  const HostTensor &known = *constant(name);
+  int64_t n = known.numElements();
+  bool asWeight = n > 1 && ((known.type != kBool && n > kMaxInlineElements) ||
+                            parameterOperands.contains(name));
+  if (!asWeight)
+    return e.value = materialize(known);
+  llvm::Expected<RawTensor> raw = fromHost(known);
+  if (!raw)
+    fail(llvm::toString(raw.takeError()));
+  return e.value = materializeWeight(("folded." + name).str(), std::move(*raw),
+                                     /*atTop=*/false);
 }
 
 Value Importer::input(unsigned i) {
@@ -373,6 +391,79 @@ int64_t Importer::normalizeAxis(int64_t axis, int64_t rank) {
   return normalized;
 }
 
+SmallVector<int64_t, 4> Importer::squeezedShape(ArrayRef<int64_t> in,
+                                                bool squeeze) {
+  std::optional<SmallVector<int64_t, 4>> axes = axesFrom("axes", 1);
+  SmallVector<int64_t, 4> shape;
+  if (squeeze) {
+    int64_t rank = in.size();
+    SmallVector<bool> removed(rank, false);
+    if (axes)
+      for (int64_t a : *axes) {
+        int64_t d = normalizeAxis(a, rank);
+        if (in[d] != 1)
+          fail("cannot squeeze dimension " + Twine(d) + " of size " +
+               Twine(in[d]));
+        removed[d] = true;
+      }
+    for (int64_t d = 0; d < rank; ++d)
+      if (!(axes ? removed[d] : in[d] == 1))
+        shape.push_back(in[d]);
+    return shape;
+  }
+  if (!axes)
+    fail("Unsqueeze needs axes");
+  int64_t rank = in.size() + axes->size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    int64_t d = normalizeAxis(a, rank);
+    if (inserted[d])
+      fail("Unsqueeze axis " + Twine(a) + " is given twice");
+    inserted[d] = true;
+  }
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(inserted[d] ? 1 : in[next++]);
+  return shape;
+}
+
+SmallVector<int64_t, 4> Importer::permutation(int64_t rank) {
+  SmallVector<int64_t, 4> perm;
+  if (auto given = intsAttr("perm"))
+    perm = *given;
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  SmallVector<bool> seen(rank, false);
+  bool valid = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    valid &= p >= 0 && p < rank && !seen[p];
+    if (valid)
+      seen[p] = true;
+  }
+  if (!valid)
+    fail("perm [" +
+         llvm::join(
+             llvm::map_range(perm, [](int64_t p) { return std::to_string(p); }),
+             ", ") +
+         "] is not a permutation of 0.." + Twine(rank - 1));
+  return perm;
+}
+
+SmallVector<int64_t, 2> Importer::flattenedShape(ArrayRef<int64_t> in) {
+  int64_t rank = in.size();
+  int64_t axis = intAttr("axis", 1);
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized > rank)
+    fail("axis " + Twine(axis) + " is out of range for Flatten of rank " +
+         Twine(rank));
+  std::optional<int64_t> outer = checkedNumElements(in.take_front(normalized)),
+                         inner = checkedNumElements(in.drop_front(normalized));
+  if (!outer || !inner)
+    fail("the input has too many elements");
+  return {*outer, *inner};
+}
+
 //===----------------------------------------------------------------------===//
 // Graph
 //===----------------------------------------------------------------------===//
@@ -413,7 +504,104 @@ RankedTensorType Importer::inputType(const onnx::ValueInfoProto &info) {
       shape.push_back(dim.dim_value());
     }
   }
+  if (!checkedNumElements(shape))
+    fail("graph input '" + info.name() + "' has too many elements");
   return RankedTensorType::get(shape, elementType(tensorType.elem_type()));
+}
+
+SmallVector<int> Importer::orderNodes() {
+  const onnx::GraphProto &graph = model.graph();
+  int numNodes = graph.node_size();
+  // A unit is a node, or every node of an MoE block (named by its TopK).
+  auto unitOf = [&](int n) {
+    auto owner = moeNodeOwner.find(n);
+    return owner == moeNodeOwner.end() ? n : moeBlocks[owner->second].topK;
+  };
+  llvm::StringMap<int> producer;
+  for (int n = 0; n < numNodes; ++n)
+    for (const std::string &out : graph.node(n).output()) {
+      if (out.empty())
+        continue;
+      auto [it, inserted] = producer.try_emplace(out, n);
+      if (!inserted) {
+        node = &graph.node(n);
+        nodeIndex = n;
+        fail("output '" + out + "' is also produced by node #" +
+             Twine(it->second) + " (" + graph.node(it->second).op_type() + ")");
+      }
+    }
+  llvm::StringSet<> graphInputs;
+  for (const onnx::ValueInfoProto &info : graph.input())
+    graphInputs.insert(info.name());
+
+  SmallVector<SmallVector<int, 2>> successors(numNodes);
+  SmallVector<int> waitingFor(numNodes, 0);
+  for (int n = 0; n < numNodes; ++n)
+    for (const std::string &in : graph.node(n).input()) {
+      if (in.empty())
+        continue; // an optional input left out
+      auto it = producer.find(in);
+      if (it != producer.end()) {
+        int from = unitOf(it->second), to = unitOf(n);
+        if (from != to) {
+          successors[from].push_back(to);
+          ++waitingFor[to];
+        }
+        continue;
+      }
+      if (graphInputs.contains(in) || initializerNames.contains(in))
+        continue;
+      node = &graph.node(n);
+      nodeIndex = n;
+      fail("input '" + in +
+           "' is not produced by any node, graph input or initializer");
+    }
+
+  // Kahn's algorithm, taking the ready unit that comes first in the file.
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int n = 0; n < numNodes; ++n)
+    if (unitOf(n) == n && waitingFor[n] == 0)
+      ready.push(n);
+  SmallVector<int> result;
+  while (!ready.empty()) {
+    int n = ready.top();
+    ready.pop();
+    result.push_back(n);
+    for (int next : successors[n])
+      if (--waitingFor[next] == 0)
+        ready.push(next);
+  }
+  if (static_cast<int>(result.size()) ==
+      llvm::count_if(llvm::seq(0, numNodes),
+                     [&](int n) { return unitOf(n) == n; }))
+    return result;
+  // Some units wait forever: walk from one of them to what it waits for
+  // until a node repeats; that node is on a cycle.
+  auto waitingInput = [&](int n) -> const std::string * {
+    for (const std::string &in : graph.node(n).input()) {
+      auto it = producer.find(in);
+      if (!in.empty() && it != producer.end() &&
+          waitingFor[unitOf(it->second)] > 0)
+        return &in;
+    }
+    return nullptr;
+  };
+  int n = *llvm::find_if(llvm::seq(0, numNodes), [&](int m) {
+    return waitingFor[unitOf(m)] > 0 && waitingInput(m);
+  });
+  llvm::DenseSet<int> seen;
+  while (seen.insert(n).second) {
+    const std::string *in = waitingInput(n);
+    if (!in)
+      break;
+    n = producer.lookup(*in);
+  }
+  node = &graph.node(n);
+  nodeIndex = n;
+  if (const std::string *in = waitingInput(n))
+    fail("input '" + *in + "' depends on this node's own result: the graph " +
+         "has a cycle");
+  fail("the graph has a cycle through this node");
 }
 
 void Importer::importGraph() {
@@ -432,7 +620,6 @@ void Importer::importGraph() {
       fail("--input-shape names '" + given.getKey() +
            "', which is not a graph input");
   }
-  llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &init : graph.initializer()) {
     Entry e;
     e.initializer = &init;
@@ -463,24 +650,31 @@ void Importer::importGraph() {
   }
   builder.setInsertionPointToEnd(entry);
 
-  int total = graph.node_size();
+  // Operands that tensor parallelism partitions: known ones are weights.
+  for (const onnx::NodeProto &n : graph.node()) {
+    StringRef op = n.op_type();
+    for (auto [i, in] : llvm::enumerate(n.input()))
+      if (op == "MatMul" || op == "Gemm" || op == "Einsum" ||
+          (op == "Gather" && i == 0))
+        parameterOperands.insert(in);
+  }
+
+  // Nodes in dependency order first (MoE raising walks the graph in that
+  // order), then again with each MoE block as one unit: the block is emitted
+  // once everything it reads from outside exists.
+  order = orderNodes();
+  positionOf.assign(graph.node_size(), 0);
+  for (auto [position, n] : llvm::enumerate(order))
+    positionOf[n] = position;
   findMoeBlocks();
-  for (auto [i, n] : llvm::enumerate(graph.node())) {
+  if (!moeBlocks.empty())
+    order = orderNodes();
+
+  int total = order.size();
+  for (auto [i, n] : llvm::enumerate(order)) {
     if (options.showProgress && (i % 64 == 0 || (int)i + 1 == total))
       llvm::errs() << "\rbraid: importing node " << i + 1 << "/" << total;
-    nodeIndex = i;
-    auto owner = moeNodeOwner.find(i);
-    if (owner == moeNodeOwner.end()) {
-      importNode(n);
-      continue;
-    }
-    const MoeBlock &block = moeBlocks[owner->second];
-    if (block.topK == static_cast<int>(i)) {
-      node = &n;
-      loc = NameLoc::get(builder.getStringAttr(n.name()),
-                         FileLineColLoc::get(context, modelPath, 0, 0));
-      emitMoeBlock(block);
-    }
+    importNode(n);
   }
   if (options.showProgress && total > 0)
     llvm::errs() << "\n";
@@ -504,12 +698,19 @@ void Importer::importGraph() {
     function.setResultAttr(i, "braid.name", builder.getStringAttr(info.name()));
 }
 
-void Importer::importNode(const onnx::NodeProto &current) {
+void Importer::importNode(int index) {
+  const onnx::NodeProto &current = model.graph().node(index);
   node = &current;
+  nodeIndex = index;
   std::string name =
       current.name().empty() ? current.op_type() : current.name();
   loc = NameLoc::get(builder.getStringAttr(name),
                      FileLineColLoc::get(context, modelPath, 0, 0));
+  auto owner = moeNodeOwner.find(index);
+  if (owner != moeNodeOwner.end()) {
+    emitMoeBlock(moeBlocks[owner->second]);
+    return;
+  }
   if (!current.domain().empty() && current.domain() != "ai.onnx")
     fail("unsupported operator: Braid imports only the default ONNX domain");
   if (tryFold())
@@ -517,7 +718,17 @@ void Importer::importNode(const onnx::NodeProto &current) {
   emitNode();
 }
 
+/// A quarter of the machine's physical memory, in host elements of 8 bytes.
+static int64_t memoryBoundElements() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return int64_t(1) << 30; // 8 GiB of elements when the OS does not say
+  return static_cast<int64_t>(pages) / 32 * pageSize;
+}
+
 FailureOr<ImportedModel> Importer::run() {
+  maxHostElements = options.maxHostElements > 0 ? options.maxHostElements
+                                                : memoryBoundElements();
   loc = FileLineColLoc::get(context, modelPath, 0, 0);
   module = ModuleOp::create(loc);
   OwningOpRef<ModuleOp> owned(module);

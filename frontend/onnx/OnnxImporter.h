@@ -29,9 +29,12 @@ namespace onnx_import {
 struct ImportOptions {
   /// Sizes for graph inputs with dynamic dimensions: input name -> shape.
   llvm::StringMap<llvm::SmallVector<int64_t, 4>> inputShapes;
-  /// Results with at most this many elements, computed from constants only,
-  /// are folded at import instead of becoming ops.
-  int64_t maxFoldElements = 1 << 22;
+  /// The most elements one tensor evaluated on the host at import (a folded
+  /// result, an initializer read as a constant) may have; a node that needs
+  /// more is an error naming it. 0 (the default) derives it from the
+  /// machine's memory: a quarter of it, at the 8 bytes an element takes on
+  /// the host. The fuzzer sets a small bound.
+  int64_t maxHostElements = 0;
   /// Prints a progress line on stderr while importing (for terminals).
   bool showProgress = false;
 };

@@ -265,3 +265,75 @@ Expected<HostTensor> mlir::braid::onnx_import::toHost(const RawTensor &raw) {
   }
   return t;
 }
+
+/// Rounds `value` to a 16-bit float of the given semantics; returns its bits.
+static uint16_t doubleToHalf(double value, const llvm::fltSemantics &sem) {
+  llvm::APFloat f(value);
+  bool losesInfo;
+  f.convert(sem, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+}
+
+Expected<RawTensor>
+mlir::braid::onnx_import::fromHost(const HostTensor &value) {
+  RawTensor raw;
+  raw.type = value.type;
+  raw.shape = value.shape;
+  int64_t n = value.numElements();
+  int64_t size = onnxTypeSize(value.type);
+  if (size == 0)
+    return makeError("cannot store elements of type " +
+                     onnxTypeName(value.type));
+  raw.bytes.reserve(n * size);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (value.type) {
+    case kFloat:
+      appendValue(raw.bytes, static_cast<float>(value.floats[i]));
+      break;
+    case kDouble:
+      appendValue(raw.bytes, value.floats[i]);
+      break;
+    case kFloat16:
+      appendValue(raw.bytes,
+                  doubleToHalf(value.floats[i], llvm::APFloat::IEEEhalf()));
+      break;
+    case kBFloat16:
+      appendValue(raw.bytes,
+                  doubleToHalf(value.floats[i], llvm::APFloat::BFloat()));
+      break;
+    default: {
+      // Integers and booleans: the low `size` bytes of the two's complement.
+      uint64_t bits = static_cast<uint64_t>(value.ints[i]);
+      for (int64_t b = 0; b < size; ++b)
+        raw.bytes.push_back(static_cast<char>((bits >> (8 * b)) & 0xff));
+      break;
+    }
+    }
+  }
+  return raw;
+}
+
+RawTensor mlir::braid::onnx_import::transpose(const RawTensor &raw,
+                                              llvm::ArrayRef<int64_t> perm) {
+  RawTensor out;
+  out.type = raw.type;
+  for (int64_t p : perm)
+    out.shape.push_back(raw.shape[p]);
+  int64_t size = onnxTypeSize(raw.type), n = raw.numElements();
+  out.bytes.resize(raw.bytes.size());
+  llvm::SmallVector<int64_t, 4> inStrides = rowMajorStrides(raw.shape);
+  // Walk the output in order, tracking the input offset of its index.
+  llvm::SmallVector<int64_t, 4> index(perm.size(), 0);
+  int64_t from = 0;
+  for (int64_t to = 0; to < n; ++to) {
+    std::memcpy(&out.bytes[to * size], &raw.bytes[from * size], size);
+    for (int64_t d = static_cast<int64_t>(perm.size()) - 1; d >= 0; --d) {
+      from += inStrides[perm[d]];
+      if (++index[d] < out.shape[d])
+        break;
+      from -= index[d] * inStrides[perm[d]];
+      index[d] = 0;
+    }
+  }
+  return out;
+}

@@ -50,6 +50,13 @@ llvm::Expected<RawTensor> readTensor(const onnx::TensorProto &tensor,
 /// Converts raw bytes to a host tensor (fails for strings).
 llvm::Expected<HostTensor> toHost(const RawTensor &raw);
 
+/// Encodes a host tensor as little-endian bytes of its element type (the
+/// inverse of toHost); fails for types without a fixed size.
+llvm::Expected<RawTensor> fromHost(const HostTensor &value);
+
+/// Transposes raw elements by `perm` (a permutation of the dimensions).
+RawTensor transpose(const RawTensor &raw, llvm::ArrayRef<int64_t> perm);
+
 } // namespace onnx_import
 } // namespace braid
 } // namespace mlir

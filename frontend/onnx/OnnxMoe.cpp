@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <deque>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -84,7 +85,24 @@ static void forwardClosure(const onnx::GraphProto &graph,
 void Importer::findMoeBlocks() {
   const onnx::GraphProto &graph = model.graph();
   GraphIndex index(graph);
-  for (int t = 0; t < graph.node_size(); ++t) {
+  // The graph's nodes in dependency order (the file's may differ).
+  auto byPosition = [&](int a, int b) { return positionOf[a] < positionOf[b]; };
+  // A parameter: a weight initializer, or a layout of one (a Transpose of
+  // an initializer, ...), which folding turns into a weight.
+  std::function<bool(StringRef)> isParameter = [&](StringRef value) {
+    if (index.initializers.contains(value))
+      return true;
+    int p = index.producerOf(value);
+    if (p < 0)
+      return false;
+    StringRef op = graph.node(p).op_type();
+    return (op == "Transpose" || op == "Cast" || op == "Reshape" ||
+            op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
+            op == "Flatten") &&
+           graph.node(p).input_size() > 0 &&
+           isParameter(graph.node(p).input(0));
+  };
+  for (int t : order) {
     const onnx::NodeProto &topK = graph.node(t);
     if (topK.op_type() != "TopK" || topK.output_size() != 2)
       continue;
@@ -127,11 +145,10 @@ void Importer::findMoeBlocks() {
 
     // Experts: the rows a MatMul on a parameter reads, in graph order.
     SmallVector<int> regionNodes(block.region.begin(), block.region.end());
-    llvm::sort(regionNodes);
+    llvm::sort(regionNodes, byPosition);
     for (int n : regionNodes) {
       const onnx::NodeProto &matmul = graph.node(n);
-      if (matmul.op_type() != "MatMul" ||
-          !index.initializers.contains(matmul.input(1)) ||
+      if (matmul.op_type() != "MatMul" || !isParameter(matmul.input(1)) ||
           weighted.contains(matmul.input(0)))
         continue;
       if (llvm::any_of(block.experts, [&](const MoeExpert &e) {
@@ -146,7 +163,7 @@ void Importer::findMoeBlocks() {
       llvm::DenseSet<int> reachNodes;
       forwardClosure(graph, index, {expert.input}, reach, reachNodes);
       SmallVector<int> ordered(reachNodes.begin(), reachNodes.end());
-      llvm::sort(ordered);
+      llvm::sort(ordered, byPosition);
       for (int m : ordered) {
         const onnx::NodeProto &mul = graph.node(m);
         if (mul.op_type() != "Mul")
@@ -176,7 +193,7 @@ void Importer::findMoeBlocks() {
           if (!in.empty())
             work.push_back(in);
       }
-      llvm::sort(expert.nodes);
+      llvm::sort(expert.nodes, byPosition);
       expert.nodes.erase(std::unique(expert.nodes.begin(), expert.nodes.end()),
                          expert.nodes.end());
       block.experts.push_back(std::move(expert));
@@ -232,7 +249,6 @@ void Importer::findMoeBlocks() {
       }
     block.region.insert(t);
     regionNodes.assign(block.region.begin(), block.region.end());
-    llvm::sort(regionNodes);
     unsigned blockIndex = moeBlocks.size();
     for (int n : regionNodes)
       moeNodeOwner[n] = blockIndex;
@@ -273,10 +289,32 @@ static std::string expertSelector(const onnx::GraphProto &graph,
   return "";
 }
 
+/// Whether `value` is the expert's input or produced by one of its nodes.
+static bool insideExpertOf(const onnx::GraphProto &graph,
+                           const GraphIndex &index, ArrayRef<int> expertNodes,
+                           StringRef input, StringRef value) {
+  if (value == input)
+    return true;
+  int p = index.producerOf(value);
+  return p >= 0 && llvm::is_contained(expertNodes, p);
+}
+
 void Importer::emitMoeBlock(const MoeBlock &block) {
   const onnx::GraphProto &graph = model.graph();
   GraphIndex index(graph);
   const onnx::NodeProto &topK = graph.node(block.topK);
+  auto insideExpert = [&](const MoeExpert &expert, StringRef value) {
+    return insideExpertOf(graph, index, expert.nodes, expert.input, value);
+  };
+  // Two known values with the same contents (per-expert copies of one
+  // constant).
+  auto sameKnownValue = [&](StringRef a, StringRef b) {
+    if (!isKnown(a) || !isKnown(b) || onnxTypeOf(a) != onnxTypeOf(b) ||
+        shapeOf(a) != shapeOf(b))
+      return false;
+    const HostTensor &x = *constant(a), &y = *constant(b);
+    return x.ints == y.ints && x.floats == y.floats;
+  };
   Value logits = tensor(block.logits), tokens = tensor(block.tokens);
   auto logitsType = cast<RankedTensorType>(logits.getType());
   auto tokensType = cast<RankedTensorType>(tokens.getType());
@@ -322,24 +360,36 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
 
   // The experts' FFN once, over all experts: nodes of expert 0, with each
   // MatMul on a parameter turned into a grouped matmul on the stacked
-  // parameters of all experts.
+  // parameters of all experts. Every other op must read the same values
+  // from outside the experts in all of them, or expert 0's would silently
+  // stand for all.
   setValue(first.input, dispatched);
   for (size_t position = 0; position < first.nodes.size(); ++position) {
     const onnx::NodeProto &n = graph.node(first.nodes[position]);
     node = &n;
     loc = NameLoc::get(builder.getStringAttr(n.name()),
                        FileLineColLoc::get(context, modelPath, 0, 0));
-    bool onParameter =
-        n.op_type() == "MatMul" && index.initializers.contains(n.input(1));
+    for (const MoeExpert *expert : experts)
+      if (graph.node(expert->nodes[position]).op_type() != n.op_type() ||
+          graph.node(expert->nodes[position]).input_size() != n.input_size())
+        fail("the experts' FFNs differ in structure");
+    bool onParameter = n.op_type() == "MatMul" && isWeight(n.input(1));
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (onParameter && i == 1)
+        continue;
+      for (const MoeExpert *expert : experts) {
+        const onnx::NodeProto &mine = graph.node(expert->nodes[position]);
+        if (mine.input(i) == n.input(i) ||
+            insideExpert(*expert, mine.input(i)) ||
+            sameKnownValue(mine.input(i), n.input(i)))
+          continue;
+        fail("expert ops read different values ('" + n.input(i) + "' and '" +
+             mine.input(i) +
+             "'); in MoE raising only MatMul weights may differ between "
+             "experts");
+      }
+    }
     if (!onParameter) {
-      for (const std::string &in : n.input())
-        if (index.initializers.contains(in)) {
-          const Entry &e = lookup(in);
-          if (e.initializer && e.initializer->dims_size() > 0 &&
-              e.initializer->dims(0) > 1)
-            fail("an expert op with a parameter of its own other than a "
-                 "MatMul weight is not supported in MoE raising");
-        }
       emitNode();
       continue;
     }
@@ -347,29 +397,23 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
     RawTensor stacked;
     for (const MoeExpert *expert : experts) {
       const onnx::NodeProto &mine = graph.node(expert->nodes[position]);
-      if (mine.op_type() != "MatMul" ||
-          !index.initializers.contains(mine.input(1)))
+      if (!isWeight(mine.input(1)))
         fail("the experts' FFNs differ in structure");
-      llvm::Expected<RawTensor> raw =
-          readTensor(*lookup(mine.input(1)).initializer, modelDir);
-      if (!raw)
-        fail(llvm::toString(raw.takeError()));
-      if (raw->shape.size() != 2 ||
+      RawTensor raw = weightData(mine.input(1));
+      if (raw.shape.size() != 2 ||
           (stacked.type != kUndefined &&
-           (raw->type != stacked.type ||
-            ArrayRef<int64_t>(raw->shape) !=
+           (raw.type != stacked.type ||
+            ArrayRef<int64_t>(raw.shape) !=
                 ArrayRef<int64_t>(stacked.shape).drop_front())))
         fail("the experts' weights differ in shape or type");
       if (stacked.type == kUndefined) {
-        stacked.type = raw->type;
-        stacked.shape = {numExperts, raw->shape[0], raw->shape[1]};
+        stacked.type = raw.type;
+        stacked.shape = {numExperts, raw.shape[0], raw.shape[1]};
       }
-      stacked.bytes += raw->bytes;
+      stacked.bytes += raw.bytes;
     }
-    std::string name = n.name() + ".stacked";
-    RankedTensorType weightType = declareWeight(name, std::move(stacked));
-    Value weight = GetWeightOp::create(builder, loc, weightType,
-                                       FlatSymbolRefAttr::get(context, name));
+    Value weight = materializeWeight(n.name() + ".stacked", std::move(stacked),
+                                     /*atTop=*/false);
     setValue(n.output(0),
              GroupedMatmulOp::create(builder, loc, tensor(n.input(0)), weight,
                                      /*transpose_rhs=*/false));

@@ -30,8 +30,9 @@ using namespace mlir::braid::onnx_import;
 namespace {
 /// Larger inputs are skipped: they only slow the fuzzer down.
 constexpr size_t kMaxInputBytes = 1 << 20;
-/// Keeps constant folding (and its host tensors) small.
-constexpr int64_t kMaxFoldElements = 1 << 16;
+/// Keeps the host tensors of constant folding small: larger ones are an
+/// error, not an out-of-memory report.
+constexpr int64_t kMaxHostElements = 1 << 16;
 /// Model path given to the importer. Its folder does not exist, so external
 /// data never resolves to a real file (the importer itself rejects absolute
 /// locations and '..').
@@ -56,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                   [](Diagnostic &) { return success(); });
 
   ImportOptions options;
-  options.maxFoldElements = kMaxFoldElements;
+  options.maxHostElements = kMaxHostElements;
   options.showProgress = false;
   FailureOr<ImportedModel> imported =
       importModel(**model, kModelPath, &context, options);
