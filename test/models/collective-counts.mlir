@@ -69,6 +69,30 @@
 // RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/bert_torchscript.sp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=SP --match-full-lines --strict-whitespace=false
 // RUN: braidc %braid_src_root/examples/models/bert_torchscript/model.onnx --parallel dp=2,tp=2 -o %t/bert_torchscript.dp2_tp2.mlir --progress=false
 // RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/bert_torchscript.dp2_tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=DPTP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/bert_dynamo/model.onnx --parallel tp=2 -o %t/bert_dynamo.tp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/bert_dynamo.tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=TP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/bert_dynamo/model.onnx --parallel tp=4 -o %t/bert_dynamo.tp4.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/bert_dynamo.tp4.mlir | sort | uniq -c | FileCheck %s --check-prefix=TP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/bert_dynamo/model.onnx --parallel sp=2 -o %t/bert_dynamo.sp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/bert_dynamo.sp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=SP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/bert_dynamo/model.onnx --parallel dp=2,tp=2 -o %t/bert_dynamo.dp2_tp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/bert_dynamo.dp2_tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=DPTP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_dynamo/model.onnx --parallel tp=2 -o %t/opt_dynamo.tp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_dynamo.tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=TP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_dynamo/model.onnx --parallel tp=4 -o %t/opt_dynamo.tp4.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_dynamo.tp4.mlir | sort | uniq -c | FileCheck %s --check-prefix=TP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_dynamo/model.onnx --parallel sp=2 -o %t/opt_dynamo.sp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_dynamo.sp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=SP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_dynamo/model.onnx --parallel dp=2,tp=2 -o %t/opt_dynamo.dp2_tp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_dynamo.dp2_tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=DPTP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_torchscript/model.onnx --parallel tp=2 -o %t/opt_torchscript.tp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_torchscript.tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=TP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_torchscript/model.onnx --parallel tp=4 -o %t/opt_torchscript.tp4.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_torchscript.tp4.mlir | sort | uniq -c | FileCheck %s --check-prefix=TP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_torchscript/model.onnx --parallel sp=2 -o %t/opt_torchscript.sp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_torchscript.sp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=SP --match-full-lines --strict-whitespace=false
+// RUN: braidc %braid_src_root/examples/models/opt_torchscript/model.onnx --parallel dp=2,tp=2 -o %t/opt_torchscript.dp2_tp2.mlir --progress=false
+// RUN: grep -oE 'braid\.(all_reduce|all_gather|reduce_scatter|all_to_all|collective_permute|broadcast) ' %t/opt_torchscript.dp2_tp2.mlir | sort | uniq -c | FileCheck %s --check-prefix=DPTP --match-full-lines --strict-whitespace=false
 
 // TP: {{ *}}1 braid.all_gather
 // TP-NEXT: {{ *}}4 braid.all_reduce
