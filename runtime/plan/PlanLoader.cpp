@@ -7,7 +7,6 @@
 #include "runtime/plan/PlanLoader.h"
 
 #include "runtime/exec/KernelRegistry.h"
-#include "runtime/kernels/CpuKernels.h"
 #include "runtime/weights/Safetensors.h"
 #include "runtime/weights/WeightSharding.h"
 
@@ -28,25 +27,6 @@ namespace {
 }
 
 std::string quoted(const std::string &text) { return "'" + text + "'"; }
-
-std::optional<DType> toDType(int value) {
-  switch (value) {
-  case plan::F32:
-    return DType::F32;
-  case plan::F16:
-    return DType::F16;
-  case plan::BF16:
-    return DType::BF16;
-  case plan::I64:
-    return DType::I64;
-  case plan::I32:
-    return DType::I32;
-  case plan::I1:
-    return DType::I1;
-  default:
-    return std::nullopt;
-  }
-}
 
 std::string describe(const BufferInfo &buffer) {
   return "buffer " + std::to_string(buffer.id) + " (" +
@@ -130,7 +110,7 @@ private:
       if (seen[buffer.id()])
         fail(field + ".id", std::to_string(buffer.id()) + " appears twice");
       seen[buffer.id()] = true;
-      std::optional<DType> dtype = toDType(buffer.dtype());
+      std::optional<DType> dtype = fromPlanDType(buffer.dtype());
       if (!dtype)
         fail(field + ".dtype",
              std::to_string(buffer.dtype()) + " is not a known element type");
@@ -571,6 +551,43 @@ private:
 
 } // namespace
 
+std::optional<DType> fromPlanDType(int value) {
+  switch (value) {
+  case plan::F32:
+    return DType::F32;
+  case plan::F16:
+    return DType::F16;
+  case plan::BF16:
+    return DType::BF16;
+  case plan::I64:
+    return DType::I64;
+  case plan::I32:
+    return DType::I32;
+  case plan::I1:
+    return DType::I1;
+  default:
+    return std::nullopt;
+  }
+}
+
+plan::DType toPlanDType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return plan::F32;
+  case DType::F16:
+    return plan::F16;
+  case DType::BF16:
+    return plan::BF16;
+  case DType::I64:
+    return plan::I64;
+  case DType::I32:
+    return plan::I32;
+  case DType::I1:
+    return plan::I1;
+  }
+  return plan::F32;
+}
+
 ShardRegion weightBlock(const plan::Weight &weight) {
   if (weight.block_shape_size() == 0)
     return wholeTensor(std::vector<int64_t>(weight.full_shape().begin(),
@@ -615,24 +632,6 @@ LoadedPlan loadPlanFile(const std::string &path, const LoadOptions &options) {
   } catch (const PlanError &error) {
     throw PlanError("plan file '" + path + "': " + error.what());
   }
-}
-
-int fuzzLoadPlan(const uint8_t *data, size_t size) {
-  // A small weights file so that weight checks run too.
-  static const SafetensorsFile weights = [] {
-    std::vector<SafetensorsEntry> entries(2);
-    entries[0] = {"w", DType::F32, {4, 4}, std::vector<uint8_t>(64, 0)};
-    entries[1] = {"b", DType::F32, {4}, std::vector<uint8_t>(16, 0)};
-    return SafetensorsFile::fromBytes(encodeSafetensors(entries), "fuzz");
-  }();
-  LoadOptions options;
-  options.kernels = &cpuKernels();
-  options.weights = &weights;
-  try {
-    (void)parsePlan(data, size, options);
-  } catch (const PlanError &) {
-  }
-  return 0;
 }
 
 } // namespace braid::rt

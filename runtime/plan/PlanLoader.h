@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,11 @@ struct LoadedPlan {
   std::vector<std::vector<const KernelInfo *>> kernels;
 };
 
+/// The plan's spelling of `dtype` (Plan.proto's DType).
+plan::DType toPlanDType(DType dtype);
+/// The element type of a Plan.proto DType value; nullopt for an unknown one.
+std::optional<DType> fromPlanDType(int value);
+
 /// The box of the weights-file tensor that `weight` reads: its block, or the
 /// whole tensor of its full_shape when it has none.
 ShardRegion weightBlock(const plan::Weight &weight);
@@ -98,11 +104,6 @@ LoadedPlan parsePlan(const void *data, size_t size, const LoadOptions &options);
 
 /// Reads, parses and validates a .bplan file; throws PlanError.
 LoadedPlan loadPlanFile(const std::string &path, const LoadOptions &options);
-
-/// libFuzzer entry point: loads `data` as a plan against the CPU kernels and
-/// a small built-in weights file. PlanError is the expected outcome of bad
-/// input; any other exception or crash is a bug.
-int fuzzLoadPlan(const uint8_t *data, size_t size);
 
 } // namespace braid::rt
 

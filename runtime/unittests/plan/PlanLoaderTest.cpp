@@ -532,16 +532,6 @@ TEST(PlanLoaderTest, TruncatedAndGarbageBytes) {
   }
 }
 
-TEST(PlanLoaderTest, FuzzEntryPointSwallowsPlanErrors) {
-  std::string bytes = validPlan().serialize();
-  EXPECT_EQ(fuzzLoadPlan(reinterpret_cast<const uint8_t *>(bytes.data()),
-                         bytes.size()),
-            0);
-  const uint8_t garbage[] = {0x0a, 0xff, 0xff, 0x01, 0x12};
-  EXPECT_EQ(fuzzLoadPlan(garbage, sizeof(garbage)), 0);
-  EXPECT_EQ(fuzzLoadPlan(nullptr, 0), 0);
-}
-
 TEST(PlanLoaderTest, MissingFile) {
   try {
     loadPlanFile("/nonexistent/plan.bplan", options());
