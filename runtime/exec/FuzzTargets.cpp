@@ -6,6 +6,7 @@
 
 #include "runtime/exec/FuzzTargets.h"
 
+#include "runtime/core/Shape.h"
 #include "runtime/exec/PlanSteps.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/plan/PlanLoader.h"
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -58,28 +60,20 @@ void prepareRank(const LoadedPlan &plan, const SafetensorsFile *weights,
   }
 }
 
-/// The bytes of a box of `sizes` elements of `elementBytes` each, or nullopt
-/// when the product overflows 64 bits on the way (multiplied in the order
-/// the plan loader multiplies a buffer's size).
-std::optional<uint64_t> regionBytes(size_t elementBytes,
-                                    const std::vector<int64_t> &sizes) {
-  uint64_t bytes = elementBytes;
-  for (int64_t size : sizes)
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes))
-      return std::nullopt;
-  return bytes;
-}
-
 /// The weights file fuzzLoadPlan loads `proto` with: "w" f32[4, 4] and
 /// "b" f32[4] whatever the plan says (so that mismatches are seen), plus a
 /// zero tensor of each other weight's full shape and buffer element type
 /// while they stay small (so that real plans get through the weight checks).
-SafetensorsFile weightsForPlan(const plan::Plan &proto) {
+/// Most mutations leave the weights alone, so the last files made are kept
+/// by what they hold: a real plan's weights take far longer to make than the
+/// plan takes to check.
+const SafetensorsFile &weightsForPlan(const plan::Plan &proto) {
   std::vector<SafetensorsEntry> entries(2);
-  entries[0] = {"w", DType::F32, {4, 4}, std::vector<uint8_t>(64, 0)};
-  entries[1] = {"b", DType::F32, {4}, std::vector<uint8_t>(16, 0)};
+  entries[0] = {"w", DType::F32, {4, 4}, {}};
+  entries[1] = {"b", DType::F32, {4}, {}};
   std::set<std::string> names = {"w", "b", "__metadata__"};
   uint64_t budget = 1 << 22;
+  std::string key;
   for (const plan::Weight &weight : proto.weights()) {
     if (!names.insert(weight.name()).second)
       continue;
@@ -92,14 +86,28 @@ SafetensorsFile weightsForPlan(const plan::Plan &proto) {
     if (std::any_of(shape.begin(), shape.end(),
                     [](int64_t size) { return size < 0; }))
       continue;
-    std::optional<uint64_t> bytes = regionBytes(byteSize(dtype), shape);
+    std::optional<uint64_t> bytes = checkedByteSize(shape, byteSize(dtype));
     if (!bytes || *bytes > budget)
       continue;
     budget -= *bytes;
-    entries.push_back(
-        {weight.name(), dtype, shape, std::vector<uint8_t>(*bytes, 0)});
+    key += weight.name() + '\0' + std::string(toString(dtype));
+    for (int64_t size : shape)
+      key += ',' + std::to_string(size);
+    key += '\0';
+    entries.push_back({weight.name(), dtype, shape, {}});
   }
-  return SafetensorsFile::fromBytes(encodeSafetensors(entries), "fuzz");
+  static std::map<std::string, SafetensorsFile> made;
+  auto found = made.find(key);
+  if (found != made.end())
+    return found->second;
+  if (made.size() >= 16)
+    made.clear();
+  for (SafetensorsEntry &entry : entries)
+    entry.data.assign(*checkedByteSize(entry.shape, byteSize(entry.dtype)), 0);
+  return made
+      .emplace(key,
+               SafetensorsFile::fromBytes(encodeSafetensors(entries), "fuzz"))
+      .first->second;
 }
 
 /// How the plan of fuzzLoadWeights reads one tensor.
@@ -167,7 +175,7 @@ int fuzzLoadPlan(const uint8_t *data, size_t size) {
   plan::Plan proto;
   if (!proto.ParseFromArray(data, static_cast<int>(size)))
     return 0;
-  SafetensorsFile weights = weightsForPlan(proto);
+  const SafetensorsFile &weights = weightsForPlan(proto);
   LoadOptions options;
   options.kernels = &cpuKernels();
   options.weights = &weights;
@@ -178,15 +186,16 @@ int fuzzLoadPlan(const uint8_t *data, size_t size) {
     return 0;
   }
   prepareRank(*plan, &weights, 0);
-  prepareRank(*plan, &weights, plan->mesh.numRanks() - 1);
+  if (plan->mesh.numRanks() > 1)
+    prepareRank(*plan, &weights, plan->mesh.numRanks() - 1);
   return 0;
 }
 
 int fuzzLoadWeights(const uint8_t *data, size_t size) {
   std::optional<SafetensorsFile> file;
   try {
-    file = SafetensorsFile::fromBytes(
-        std::vector<uint8_t>(data, data + size), "fuzz.safetensors");
+    file = SafetensorsFile::fromBytes(std::vector<uint8_t>(data, data + size),
+                                      "fuzz.safetensors");
   } catch (const WeightsError &) {
     return 0;
   }
@@ -217,9 +226,10 @@ int fuzzLoadWeights(const uint8_t *data, size_t size) {
     if (reading == Reading::BlockWithoutFirstColumn)
       block = expectedRegion(weight, 0);
     std::vector<int64_t> sizes = expectedRegion(weight, 0).sizes;
-    std::optional<uint64_t> bytes = regionBytes(byteSize(*tensor.dtype), sizes);
+    std::optional<uint64_t> bytes =
+        checkedByteSize(sizes, byteSize(*tensor.dtype));
     if (!bytes)
-      return; // the loader rejects such a buffer (more than 2^64 bytes)
+      return; // the loader rejects such a buffer
     uint32_t id = static_cast<uint32_t>(proto.buffers_size());
     plan::Buffer &buffer = *proto.add_buffers();
     buffer.set_id(id);
@@ -271,8 +281,7 @@ int fuzzLoadWeights(const uint8_t *data, size_t size) {
     size_t next = 0;
     writeInitialData(
         *plan, plan->mesh, rank, &*file,
-        [&](const BufferInfo &buffer,
-            const std::function<void(void *)> &fill) {
+        [&](const BufferInfo &buffer, const std::function<void(void *)> &fill) {
           std::vector<uint8_t> memory(std::max<uint64_t>(buffer.bytes, 1));
           fill(memory.data());
           const DerivedWeight &weight = derived.at(next++);

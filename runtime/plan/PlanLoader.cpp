@@ -6,6 +6,7 @@
 
 #include "runtime/plan/PlanLoader.h"
 
+#include "runtime/core/Shape.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/weights/Safetensors.h"
 #include "runtime/weights/WeightSharding.h"
@@ -114,15 +115,19 @@ private:
       if (!dtype)
         fail(field + ".dtype",
              std::to_string(buffer.dtype()) + " is not a known element type");
-      uint64_t bytes = byteSize(*dtype);
-      for (int d = 0; d < buffer.shape_size(); ++d) {
-        int64_t size = buffer.shape(d);
-        if (size < 0)
+      for (int d = 0; d < buffer.shape_size(); ++d)
+        if (buffer.shape(d) < 0)
           fail(field + ".shape[" + std::to_string(d) + "]",
-               std::to_string(size) + " is negative");
-        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes))
-          fail(field + ".shape", "holds more than 2^64 bytes");
-      }
+               std::to_string(buffer.shape(d)) + " is negative");
+      Shape shape(buffer.shape().begin(), buffer.shape().end());
+      std::optional<uint64_t> checked =
+          checkedByteSize(shape, byteSize(*dtype));
+      if (!checked)
+        fail(field + ".shape", shapeToString(shape) + " of " +
+                                   std::string(toString(*dtype)) +
+                                   ": its non-zero sizes hold 2^63 bytes or "
+                                   "more");
+      uint64_t bytes = *checked;
       uint64_t arena = plan_.arena_bytes();
       if (buffer.offset() > arena || bytes > arena - buffer.offset())
         fail(field + ".offset",
@@ -137,7 +142,7 @@ private:
       info.offset = buffer.offset();
       info.bytes = bytes;
       info.dtype = *dtype;
-      info.shape.assign(buffer.shape().begin(), buffer.shape().end());
+      info.shape = std::move(shape);
     }
   }
 

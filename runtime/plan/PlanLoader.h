@@ -14,7 +14,8 @@
 //
 // What a valid plan guarantees, beyond well-formed fields:
 //   - buffer ids are exactly 0..n-1; every buffer lies inside the arena and is
-//     aligned to its element size;
+//     aligned to its element size; the product of any of its sizes, times
+//     the element size, fits in int64;
 //   - constants, weights and inputs each fill a buffer of the right byte size;
 //     no buffer is filled twice and no two of them overlap;
 //   - every weight exists in the weights file with the plan's full shape and
