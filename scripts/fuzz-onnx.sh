@@ -12,37 +12,29 @@
 #   build-fuzz/bin/onnx-import-fuzzer tools/fuzz/crashes/crash-<sha1>
 # Exits 1 when the run found any.
 #
-# Environment:
-#   BRAID_FUZZ_BUILD_DIR  build folder (default build-fuzz/)
-#   BRAID_FUZZ_CC, BRAID_FUZZ_CXX   compilers (default clang-14, clang++-14)
+# Environment (and those of scripts/fuzz-common.sh: build folder, compilers,
+# build parallelism):
 #   BRAID_FUZZ_ARTIFACTS  where failing inputs go (default tools/fuzz/crashes/)
 #   BRAID_FUZZ_FORK       N > 0: fuzz in N child processes (-fork=N) and keep
 #                         going after crashes, OOMs and timeouts, so the run
 #                         lasts the time given (default 1); 0: one process
 #                         that stops at the first failure
-#   BRAID_JOBS            build parallelism (default: nproc)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/fuzz-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fuzz-common.sh"
+root="$fuzz_root"
 seconds="${1:-60}"
 shift $(( $# > 0 ? 1 : 0 ))
 case "$seconds" in
   '' | *[!0-9]*) echo "usage: $0 [seconds] [libFuzzer flags...]" >&2; exit 2 ;;
 esac
-build="${BRAID_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-cc="${BRAID_FUZZ_CC:-clang-14}"
-cxx="${BRAID_FUZZ_CXX:-clang++-14}"
+build="$fuzz_build"
 artifacts="${BRAID_FUZZ_ARTIFACTS:-$root/tools/fuzz/crashes}"
 fork="${BRAID_FUZZ_FORK:-1}"
-jobs="${BRAID_JOBS:-$(nproc)}"
 max_seed_bytes=$((1 << 20)) # the fuzzer skips larger inputs
 
 # --- build ------------------------------------------------------------------
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
-    -DBRAID_ENABLE_FUZZERS=ON
-fi
-cmake --build "$build" --target onnx-import-fuzzer -j "$jobs"
+fuzz_build_target onnx-import-fuzzer
 fuzzer="$build/bin/onnx-import-fuzzer"
 
 # --- seed corpus ---------------------------------------------------------------
@@ -198,55 +190,6 @@ flags=(
 if [ "$fork" -gt 0 ]; then
   flags+=(-fork="$fork" -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1)
 fi
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=1:symbolize=1"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}print_stacktrace=1:halt_on_error=1"
-if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
-  for s in llvm-symbolizer-14 llvm-symbolizer; do
-    if command -v "$s" > /dev/null; then
-      export ASAN_SYMBOLIZER_PATH="$(command -v "$s")"
-      break
-    fi
-  done
-fi
-
-log="$work/fuzz.log"
-before="$work/artifacts-before"
-ls -1 "$artifacts" > "$before"
-echo "fuzz-onnx: fuzzing for $seconds s; log in $log"
-status=0
-(cd "$work" && "$fuzzer" "${flags[@]}" "$@" "$corpus" "$seeds") 2>&1 | tee "$log" ||
-  status=$?
-
-# --- summary -----------------------------------------------------------------------
-echo
-echo "=== fuzz-onnx summary ==="
-last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
-# Under -fork the final stats are the parent's own (0 executions when it is
-# interrupted): count from the last status line, which sums the jobs', and
-# take the rate from its "time: <seconds>s".
-if [ "$fork" -gt 0 ]; then
-  execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<< "$last")
-  rate=
-else
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<< "$last")
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-fi
-took=$(sed -n 's/.* time: \([0-9]*\)s.*/\1/p' <<< "$last")
-if [ -z "$rate" ] && [ -n "$execs" ] && [ -n "$took" ] && [ "$took" -gt 0 ]; then
-  rate=$((execs / took))
-fi
-echo "last status: ${last:-none}"
-echo "executions:  ${execs:-unknown} (${rate:-?} exec/s on average${took:+ over ${took} s})"
-new=$(ls -1 "$artifacts" | grep -vxF -f "$before" || true)
-rm -f "$before"
-if [ -n "$new" ]; then
-  echo "new failing inputs in $artifacts:"
-  sed 's/^/  /' <<< "$new"
-  exit 1
-fi
-if [ "$status" -ne 0 ]; then
-  echo "the fuzzer exited with status $status"
-  exit "$status"
-fi
-echo "no failures"
+fuzz_sanitizer_environment
+fuzz_run fuzz-onnx "$work" "$artifacts" -- \
+  "$fuzzer" "${flags[@]}" "$@" "$corpus" "$seeds"

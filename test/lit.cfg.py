@@ -22,8 +22,13 @@ config.substitutions.append(("%braid_src_root", config.braid_src_root))
 config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%braid_libs", config.braid_lib_dir))
 config.substitutions.append(("%braid_version", config.braid_version))
-config.substitutions.append(
-    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+# mlir-opt-22 is not instrumented: under scripts/sanitize.sh our instrumented
+# plugins need the ASan runtime preloaded into it (and only into it).
+mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
+mlir_opt_preload = lit_config.params.get("mlir_opt_preload")
+if mlir_opt_preload:
+    mlir_opt = "env LD_PRELOAD=%s %s" % (mlir_opt_preload, mlir_opt)
+config.substitutions.append(("%mlir_opt", mlir_opt))
 
 # Python with numpy and onnx (the project's .venv, made by scripts/setup.sh).
 config.substitutions.append(

@@ -33,4 +33,16 @@ bool broadcastsTo(const Shape &shape, const Shape &target) {
   return true;
 }
 
+std::optional<uint64_t> checkedByteSize(const Shape &shape,
+                                        size_t elementBytes) {
+  int64_t bytes = static_cast<int64_t>(elementBytes);
+  bool empty = false;
+  for (int64_t size : shape) {
+    empty |= size == 0;
+    if (size != 0 && __builtin_mul_overflow(bytes, size, &bytes))
+      return std::nullopt;
+  }
+  return empty ? 0 : static_cast<uint64_t>(bytes);
+}
+
 } // namespace braid::rt

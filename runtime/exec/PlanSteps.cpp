@@ -131,6 +131,8 @@ resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
           step.args.indices.push_back(value);
         }
         step.args.numIndices = kernel.indices_size();
+        step.flops = kernel.flops();
+        step.bytes = kernel.bytes();
         break;
       }
       case plan::Instruction::kCollective: {
@@ -257,11 +259,16 @@ IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
 }
 
 TensorView arenaView(const LoadedPlan &plan, uint8_t *arena, uint32_t id) {
+  TensorView view = bufferLayout(plan, id);
+  view.data = arena + plan.buffers[id].offset;
+  return view;
+}
+
+TensorView bufferLayout(const LoadedPlan &plan, uint32_t id) {
   const BufferInfo &info = plan.buffers.at(id);
   TensorView view;
   view.dtype = info.dtype;
   view.shape = info.shape;
-  view.data = arena + info.offset;
   return view;
 }
 

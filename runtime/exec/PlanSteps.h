@@ -4,11 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What every executor (CPU threads, CUDA streams) needs from a validated
-// plan before it runs: per stream, each instruction with its tensors bound
-// to the arena, its rank-dependent indices evaluated, its collective's group
-// size, and the block layout a collective needs around the communicator's
-// rank-major flat buffers.
+// The one decoding of a validated plan's instructions, for everything that
+// walks them: the executors (CPU threads, CUDA streams), which bind the
+// tensors to their arena, and the simulator, which binds them to no memory
+// and reads only kinds, shapes, collectives, events and cost estimates. Per
+// stream, each instruction with its tensors, its rank-dependent indices
+// evaluated, its collective's group size, and the block layout a collective
+// needs around the communicator's rank-major flat buffers. A plan field that
+// any of them needs is read here, once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,14 +36,20 @@ class SafetensorsFile;
 
 enum class StepKind { Kernel, Collective, Record, Wait };
 
+/// One instruction of a plan, decoded for one rank.
 struct PlanStep {
   StepKind kind = StepKind::Kernel;
-  /// The op, for errors and traces.
+  /// The kernel op, the collective kind, "record_event" or "wait_event": for
+  /// errors and traces.
   std::string name;
+  /// The instruction's location in the plan (points into the plan).
   const std::string *location = nullptr;
   // Kernel.
   const KernelInfo *kernel = nullptr;
   KernelArgs args;
+  /// The compiler's estimates of the kernel's FLOPs and bytes moved (the
+  /// simulator's inputs; negative only from a faulty compiler).
+  int64_t flops = 0, bytes = 0;
   // Collective.
   CollectiveKind collective = CollectiveKind::AllReduce;
   std::vector<std::string> axes;
@@ -133,8 +142,9 @@ void runCollectiveStep(const PlanStep &step, Comm &comm, Ops &ops,
 }
 
 /// Resolves every instruction of `plan` for `rank`; `buffer(id)` gives the
-/// arena view of a buffer. Also fills `profile` with one timing entry per
-/// instruction.
+/// view of a buffer (its arena memory, or bufferLayout's view without
+/// memory). Also fills `profile` with each stream's name and one timing
+/// entry per instruction.
 std::vector<std::vector<PlanStep>>
 resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
                  const std::function<TensorView(uint32_t)> &buffer,
@@ -166,6 +176,10 @@ IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
 
 /// Buffer `id` of `plan` in an arena starting at `arena`.
 TensorView arenaView(const LoadedPlan &plan, uint8_t *arena, uint32_t id);
+
+/// Buffer `id` of `plan` without memory (data null): its element type and
+/// shape, for walking a plan without running it.
+TensorView bufferLayout(const LoadedPlan &plan, uint32_t id);
 
 /// The buffer of the input (or output) binding `name`; throws
 /// std::invalid_argument for an unknown name.

@@ -6,8 +6,8 @@
 
 #include "runtime/plan/PlanLoader.h"
 
+#include "runtime/core/Shape.h"
 #include "runtime/exec/KernelRegistry.h"
-#include "runtime/kernels/CpuKernels.h"
 #include "runtime/weights/Safetensors.h"
 #include "runtime/weights/WeightSharding.h"
 
@@ -28,25 +28,6 @@ namespace {
 }
 
 std::string quoted(const std::string &text) { return "'" + text + "'"; }
-
-std::optional<DType> toDType(int value) {
-  switch (value) {
-  case plan::F32:
-    return DType::F32;
-  case plan::F16:
-    return DType::F16;
-  case plan::BF16:
-    return DType::BF16;
-  case plan::I64:
-    return DType::I64;
-  case plan::I32:
-    return DType::I32;
-  case plan::I1:
-    return DType::I1;
-  default:
-    return std::nullopt;
-  }
-}
 
 std::string describe(const BufferInfo &buffer) {
   return "buffer " + std::to_string(buffer.id) + " (" +
@@ -130,19 +111,23 @@ private:
       if (seen[buffer.id()])
         fail(field + ".id", std::to_string(buffer.id()) + " appears twice");
       seen[buffer.id()] = true;
-      std::optional<DType> dtype = toDType(buffer.dtype());
+      std::optional<DType> dtype = fromPlanDType(buffer.dtype());
       if (!dtype)
         fail(field + ".dtype",
              std::to_string(buffer.dtype()) + " is not a known element type");
-      uint64_t bytes = byteSize(*dtype);
-      for (int d = 0; d < buffer.shape_size(); ++d) {
-        int64_t size = buffer.shape(d);
-        if (size < 0)
+      for (int d = 0; d < buffer.shape_size(); ++d)
+        if (buffer.shape(d) < 0)
           fail(field + ".shape[" + std::to_string(d) + "]",
-               std::to_string(size) + " is negative");
-        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes))
-          fail(field + ".shape", "holds more than 2^64 bytes");
-      }
+               std::to_string(buffer.shape(d)) + " is negative");
+      Shape shape(buffer.shape().begin(), buffer.shape().end());
+      std::optional<uint64_t> checked =
+          checkedByteSize(shape, byteSize(*dtype));
+      if (!checked)
+        fail(field + ".shape", shapeToString(shape) + " of " +
+                                   std::string(toString(*dtype)) +
+                                   ": its non-zero sizes hold 2^63 bytes or "
+                                   "more");
+      uint64_t bytes = *checked;
       uint64_t arena = plan_.arena_bytes();
       if (buffer.offset() > arena || bytes > arena - buffer.offset())
         fail(field + ".offset",
@@ -157,7 +142,7 @@ private:
       info.offset = buffer.offset();
       info.bytes = bytes;
       info.dtype = *dtype;
-      info.shape.assign(buffer.shape().begin(), buffer.shape().end());
+      info.shape = std::move(shape);
     }
   }
 
@@ -571,6 +556,43 @@ private:
 
 } // namespace
 
+std::optional<DType> fromPlanDType(int value) {
+  switch (value) {
+  case plan::F32:
+    return DType::F32;
+  case plan::F16:
+    return DType::F16;
+  case plan::BF16:
+    return DType::BF16;
+  case plan::I64:
+    return DType::I64;
+  case plan::I32:
+    return DType::I32;
+  case plan::I1:
+    return DType::I1;
+  default:
+    return std::nullopt;
+  }
+}
+
+plan::DType toPlanDType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return plan::F32;
+  case DType::F16:
+    return plan::F16;
+  case DType::BF16:
+    return plan::BF16;
+  case DType::I64:
+    return plan::I64;
+  case DType::I32:
+    return plan::I32;
+  case DType::I1:
+    return plan::I1;
+  }
+  return plan::F32;
+}
+
 ShardRegion weightBlock(const plan::Weight &weight) {
   if (weight.block_shape_size() == 0)
     return wholeTensor(std::vector<int64_t>(weight.full_shape().begin(),
@@ -615,24 +637,6 @@ LoadedPlan loadPlanFile(const std::string &path, const LoadOptions &options) {
   } catch (const PlanError &error) {
     throw PlanError("plan file '" + path + "': " + error.what());
   }
-}
-
-int fuzzLoadPlan(const uint8_t *data, size_t size) {
-  // A small weights file so that weight checks run too.
-  static const SafetensorsFile weights = [] {
-    std::vector<SafetensorsEntry> entries(2);
-    entries[0] = {"w", DType::F32, {4, 4}, std::vector<uint8_t>(64, 0)};
-    entries[1] = {"b", DType::F32, {4}, std::vector<uint8_t>(16, 0)};
-    return SafetensorsFile::fromBytes(encodeSafetensors(entries), "fuzz");
-  }();
-  LoadOptions options;
-  options.kernels = &cpuKernels();
-  options.weights = &weights;
-  try {
-    (void)parsePlan(data, size, options);
-  } catch (const PlanError &) {
-  }
-  return 0;
 }
 
 } // namespace braid::rt

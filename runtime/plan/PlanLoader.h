@@ -14,7 +14,8 @@
 //
 // What a valid plan guarantees, beyond well-formed fields:
 //   - buffer ids are exactly 0..n-1; every buffer lies inside the arena and is
-//     aligned to its element size;
+//     aligned to its element size; the product of any of its sizes, times
+//     the element size, fits in int64;
 //   - constants, weights and inputs each fill a buffer of the right byte size;
 //     no buffer is filled twice and no two of them overlap;
 //   - every weight exists in the weights file with the plan's full shape and
@@ -40,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,11 @@ struct LoadedPlan {
   std::vector<std::vector<const KernelInfo *>> kernels;
 };
 
+/// The plan's spelling of `dtype` (Plan.proto's DType).
+plan::DType toPlanDType(DType dtype);
+/// The element type of a Plan.proto DType value; nullopt for an unknown one.
+std::optional<DType> fromPlanDType(int value);
+
 /// The box of the weights-file tensor that `weight` reads: its block, or the
 /// whole tensor of its full_shape when it has none.
 ShardRegion weightBlock(const plan::Weight &weight);
@@ -98,11 +105,6 @@ LoadedPlan parsePlan(const void *data, size_t size, const LoadOptions &options);
 
 /// Reads, parses and validates a .bplan file; throws PlanError.
 LoadedPlan loadPlanFile(const std::string &path, const LoadOptions &options);
-
-/// libFuzzer entry point: loads `data` as a plan against the CPU kernels and
-/// a small built-in weights file. PlanError is the expected outcome of bad
-/// input; any other exception or crash is a bug.
-int fuzzLoadPlan(const uint8_t *data, size_t size);
 
 } // namespace braid::rt
 

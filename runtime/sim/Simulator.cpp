@@ -8,6 +8,7 @@
 
 #include "runtime/cost/ClusterCost.h"
 #include "runtime/cost/Contention.h"
+#include "runtime/exec/PlanSteps.h"
 #include "runtime/kernels/CpuKernels.h"
 
 #include <algorithm>
@@ -24,13 +25,6 @@
 namespace braid::rt {
 
 namespace {
-
-CollectiveKind planCollectiveKind(const std::string &kind) {
-  std::optional<CollectiveKind> parsed = parseCollectiveKind(kind);
-  if (!parsed)
-    throw PlanError("unknown collective kind '" + kind + "'");
-  return *parsed;
-}
 
 /// "dp, tp" for messages and summaries.
 std::string joinAxes(const std::vector<std::string> &axes) {
@@ -82,60 +76,58 @@ private:
 
 /// The element type that sets a kernel's peak: its first input's (a cast
 /// computes at its source type), else its first output's.
-DType kernelDType(const LoadedPlan &plan, const plan::Kernel &kernel) {
-  if (kernel.inputs_size() > 0)
-    return plan.buffers[kernel.inputs(0)].dtype;
-  if (kernel.outputs_size() > 0)
-    return plan.buffers[kernel.outputs(0)].dtype;
+DType kernelDType(const KernelArgs &args) {
+  if (!args.inputs.empty())
+    return args.inputs.front().dtype;
+  if (!args.outputs.empty())
+    return args.outputs.front().dtype;
   return DType::F32;
 }
 
-/// Builds every stream's ops with their isolated times.
+/// Builds every stream's ops with their isolated times from the plan's
+/// steps, decoded as the executors decode them (runtime/exec/PlanSteps.h).
+/// One rank's plan stands for every rank, so rank 0's steps are taken.
 std::vector<SimStream> buildStreams(const LoadedPlan &plan,
                                     const SimConfig &config,
                                     int64_t gpusPerNode) {
+  RunProfile decoded;
+  std::vector<std::vector<PlanStep>> steps = resolvePlanSteps(
+      plan, plan.mesh, /*rank=*/0,
+      [&plan](uint32_t id) { return bufferLayout(plan, id); }, decoded);
   GroupPlacements placements(plan.mesh, gpusPerNode);
   std::vector<SimStream> streams;
-  for (const plan::Stream &stream : plan.proto.streams()) {
+  for (size_t s = 0; s < steps.size(); ++s) {
     SimStream simStream;
-    simStream.name = stream.name();
-    simStream.ops.reserve(stream.instructions_size());
-    for (const plan::Instruction &instruction : stream.instructions()) {
+    simStream.name = decoded.streams[s].name;
+    simStream.ops.reserve(steps[s].size());
+    for (const PlanStep &step : steps[s]) {
       SimOp op;
-      op.location = instruction.location();
-      switch (instruction.kind_case()) {
-      case plan::Instruction::kKernel: {
-        const plan::Kernel &kernel = instruction.kernel();
+      op.name = step.name;
+      op.location = *step.location;
+      switch (step.kind) {
+      case StepKind::Kernel:
         op.kind = SimOpKind::Kernel;
-        op.name = kernel.op();
-        op.kernelClass = classifyKernel(kernel.op());
-        op.dtype = kernelDType(plan, kernel);
+        op.kernelClass = classifyKernel(step.name);
+        op.dtype = kernelDType(step.args);
         // The compiler's estimates; a negative one would be a compiler bug,
         // and costs nothing rather than failing the whole simulation.
-        op.flops = static_cast<double>(std::max<int64_t>(kernel.flops(), 0));
-        op.bytes = static_cast<double>(std::max<int64_t>(kernel.bytes(), 0));
+        op.flops = static_cast<double>(std::max<int64_t>(step.flops, 0));
+        op.bytes = static_cast<double>(std::max<int64_t>(step.bytes, 0));
         op.isolatedSec = kernelTime(config.profile, op.kernelClass, op.dtype,
                                     op.flops, op.bytes)
                              .total();
         break;
-      }
-      case plan::Instruction::kCollective: {
-        const plan::Collective &collective = instruction.collective();
+      case StepKind::Collective: {
         op.kind = SimOpKind::Collective;
-        op.name = collective.kind();
-        op.collectiveKind = planCollectiveKind(collective.kind());
-        std::vector<std::string> axes(collective.axes().begin(),
-                                      collective.axes().end());
-        op.axes = joinAxes(axes);
+        op.collectiveKind = step.collective;
+        op.axes = joinAxes(step.axes);
         // S as nccl-tests defines it: the gathered output for all-gather,
         // the input for every other kind.
-        const BufferInfo &buffer =
-            op.collectiveKind == CollectiveKind::AllGather
-                ? plan.buffers[collective.output()]
-                : plan.buffers[collective.input()];
-        op.bytes = static_cast<double>(buffer.bytes);
+        const TensorView &buffer =
+            step.collective == CollectiveKind::AllGather ? step.out : step.in;
+        op.bytes = static_cast<double>(buffer.numBytes());
         op.dtype = buffer.dtype;
-        for (const GroupPlacement &placement : placements.of(axes)) {
+        for (const GroupPlacement &placement : placements.of(step.axes)) {
           op.groupSize = placement.size;
           op.interNode |= placement.spansNodes();
           op.isolatedSec = std::max(
@@ -145,18 +137,14 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
         }
         break;
       }
-      case plan::Instruction::kRecordEvent:
+      case StepKind::Record:
         op.kind = SimOpKind::RecordEvent;
-        op.name = "record_event";
-        op.event = instruction.record_event();
+        op.event = step.event;
         break;
-      case plan::Instruction::kWaitEvent:
+      case StepKind::Wait:
         op.kind = SimOpKind::WaitEvent;
-        op.name = "wait_event";
-        op.event = instruction.wait_event();
+        op.event = step.event;
         break;
-      case plan::Instruction::KIND_NOT_SET:
-        throw PlanError("an instruction has no kind");
       }
       simStream.ops.push_back(std::move(op));
     }

@@ -6,6 +6,8 @@
 
 #include "runtime/weights/Safetensors.h"
 
+#include "runtime/core/Shape.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -46,14 +48,6 @@ const DTypeSpelling *findDType(const std::string &name) {
     if (name == spelling.name)
       return &spelling;
   return nullptr;
-}
-
-/// a * b, or nullopt on overflow.
-std::optional<uint64_t> multiply(uint64_t a, uint64_t b) {
-  uint64_t result;
-  if (__builtin_mul_overflow(a, b, &result))
-    return std::nullopt;
-  return result;
 }
 
 /// Reads a JSON number that must be a non-negative integer.
@@ -188,18 +182,20 @@ void SafetensorsFile::parse() {
       throw bad("unknown dtype '" + tensor.dtypeName + "'");
     tensor.dtype = spelling->dtype;
 
-    uint64_t elements = 1;
     for (const json &dim : *shapeIt) {
       std::optional<uint64_t> size = asUnsigned(dim);
       if (!size || *size > static_cast<uint64_t>(INT64_MAX))
         throw bad("shape entry " + dim.dump() +
                   " is not a non-negative integer");
-      std::optional<uint64_t> product = multiply(elements, *size);
-      if (!product)
-        throw bad("shape has more than 2^64 elements");
-      elements = *product;
       tensor.shape.push_back(static_cast<int64_t>(*size));
     }
+    // The plan loader holds buffers to the same bound, so that any product
+    // of some sizes fits in int64.
+    std::optional<uint64_t> expected =
+        checkedByteSize(tensor.shape, spelling->bytes);
+    if (!expected)
+      throw bad("shape " + shapeIt->dump() + " of " + tensor.dtypeName +
+                ": its non-zero sizes hold 2^63 bytes or more");
     std::optional<uint64_t> begin = asUnsigned((*offsetsIt)[0]);
     std::optional<uint64_t> end = asUnsigned((*offsetsIt)[1]);
     if (!begin || !end)
@@ -209,11 +205,10 @@ void SafetensorsFile::parse() {
       throw bad("data_offsets [" + std::to_string(*begin) + ", " +
                 std::to_string(*end) + "] are outside the " +
                 std::to_string(dataSize) + " data bytes");
-    std::optional<uint64_t> expected = multiply(elements, spelling->bytes);
-    if (!expected || *expected != *end - *begin)
+    if (*expected != *end - *begin)
       throw bad("holds " + std::to_string(*end - *begin) + " bytes, but " +
                 tensor.dtypeName + " of shape " + shapeIt->dump() + " needs " +
-                (expected ? std::to_string(*expected) : "more than 2^64"));
+                std::to_string(*expected));
     tensor.begin = *begin;
     tensor.end = *end;
     index_[name] = tensors_.size();

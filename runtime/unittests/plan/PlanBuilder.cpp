@@ -12,26 +12,6 @@
 
 namespace braid::rt::test {
 
-namespace {
-plan::DType toProto(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return plan::F32;
-  case DType::F16:
-    return plan::F16;
-  case DType::BF16:
-    return plan::BF16;
-  case DType::I64:
-    return plan::I64;
-  case DType::I32:
-    return plan::I32;
-  case DType::I1:
-    return plan::I1;
-  }
-  return plan::F32;
-}
-} // namespace
-
 PlanBuilder::PlanBuilder(std::vector<std::string> axes,
                          std::vector<int64_t> sizes) {
   plan.set_format_version(kFormatVersion);
@@ -49,7 +29,7 @@ uint32_t PlanBuilder::buffer(DType dtype, std::vector<int64_t> shape) {
   plan::Buffer *buffer = plan.add_buffers();
   buffer->set_id(plan.buffers_size() - 1);
   buffer->set_offset(offset);
-  buffer->set_dtype(toProto(dtype));
+  buffer->set_dtype(toPlanDType(dtype));
   for (int64_t size : shape)
     buffer->add_shape(size);
   plan.set_arena_bytes(offset + bytes);

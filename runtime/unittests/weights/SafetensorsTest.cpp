@@ -134,7 +134,13 @@ TEST(SafetensorsTest, RejectsMalformedFiles) {
       errorOf(fileOf(
           R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}})",
           16)),
-      HasSubstr("more than 2^64"));
+      HasSubstr("2^63 bytes or more"));
+  // An empty tensor is held to the same bound, whatever the order of sizes.
+  EXPECT_THAT(
+      errorOf(fileOf(
+          R"({"a": {"dtype": "BOOL", "shape": [0, 4294967296, 2147483648], "data_offsets": [0, 0]}})",
+          16)),
+      HasSubstr("2^63 bytes or more"));
   EXPECT_THAT(
       errorOf(fileOf(
           R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds all of Braid (compiler and runtime, CUDA off) with AddressSanitizer
+# and UndefinedBehaviorSanitizer on its own code and runs the whole test
+# suite under them (ctest: unit tests, lit tests, mpirun runs):
+#
+#   scripts/sanitize.sh [ctest flags...]     e.g. -R BraidRuntime
+#
+# The build folder is build-sanitize/ (BRAID_SANITIZE_BUILD_DIR), Debug so
+# that assert() and LLVM_DEBUG code paths of our own code run, at -O1 -g1:
+# -O0 doubles the run time of the end-to-end tests for nothing the
+# sanitizers need, and full debug info makes MLIR's objects several times
+# larger on a small machine. Only our sources get the flags; Debian's
+# libLLVM, libMLIR, libprotobuf, libonnx, OpenBLAS and OpenMPI are not
+# instrumented (ASan still sees their heap through its malloc, so leak
+# reports can point into them: scripts/sanitize-lsan.supp, one reason per
+# entry, never our code).
+#
+# Running it:
+#   - a UBSan report aborts the process (-fno-sanitize-recover=undefined), so
+#     a test that hits one fails;
+#   - leaks fail a process too (detect_leaks=1), except those suppressed;
+#   - mlir-opt-22 is not instrumented, so loading our instrumented plugins
+#     into it needs the ASan runtime first in the process: lit's %mlir_opt
+#     gets LD_PRELOAD of libasan for that one command (LIT_OPTS below); no
+#     other process is preloaded (Python, mpirun and FileCheck run as usual
+#     and start our instrumented tools, which carry their runtime).
+#
+# Environment: BRAID_JOBS build parallelism (default: nproc),
+# BRAID_TEST_JOBS ctest parallelism (default: BRAID_JOBS).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BRAID_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
+jobs="${BRAID_JOBS:-$(nproc)}"
+test_jobs="${BRAID_TEST_JOBS:-$jobs}"
+sanitizers="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+flags="$sanitizers -fno-omit-frame-pointer"
+
+start=$(date +%s)
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" \
+    -DCMAKE_SHARED_LINKER_FLAGS="$sanitizers" \
+    -DCMAKE_MODULE_LINKER_FLAGS="$sanitizers" \
+    -DBRAID_RUNTIME_WITH_CUDA=OFF
+fi
+cmake --build "$build" -j "$jobs"
+built=$(date +%s)
+
+libasan="$("${CXX:-c++}" -print-file-name=libasan.so)"
+export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:abort_on_error=1:symbolize=1"
+export LSAN_OPTIONS="suppressions=$root/scripts/sanitize-lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LIT_OPTS="${LIT_OPTS:-} --param mlir_opt_preload=$libasan"
+status=0
+ctest --test-dir "$build" -j "$test_jobs" --output-on-failure "$@" || status=$?
+finished=$(date +%s)
+echo "sanitize: build $((built - start)) s, tests $((finished - built)) s; ctest exit status $status"
+exit "$status"
