@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate everything in examples/models/ from scratch: the pinned venv
-# (/.venv-export/, git-ignored), the ONNX exports, the reference data and the
-# inventory.  CPU only; needs PyPI.  Usage: examples/models/regenerate.sh
+# (/.venv-export/, git-ignored), the ONNX exports, the reference data, the
+# inventory and the training references.  CPU only; needs PyPI.
+# Usage: examples/models/regenerate.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -13,4 +14,5 @@ fi
 "$venv/bin/python" "$here/export.py"
 "$venv/bin/python" "$here/make_reference.py"
 "$venv/bin/python" "$here/inventory.py" > /dev/null
+"$venv/bin/python" "$here/make_training_reference.py"
 du -sh "$here"/*/ | sed "s|$here/||"
