@@ -4,44 +4,9 @@
 
 #include "mlir/IR/Verifier.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::braid;
-
-Value mlir::braid::sliceAlong(OpBuilder &b, Location loc, Value v, int64_t dim,
-                              int64_t offset, int64_t size) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
-      strides(type.getRank(), 1);
-  offsets[dim] = offset;
-  sizes[dim] = size;
-  return SliceOp::create(b, loc,
-                         RankedTensorType::get(sizes, type.getElementType()),
-                         v, ValueRange{}, b.getDenseI64ArrayAttr(offsets),
-                         b.getDenseI64ArrayAttr(sizes),
-                         b.getDenseI64ArrayAttr(strides));
-}
-
-Value mlir::braid::groupIndex(OpBuilder &b, Location loc, MeshOp mesh,
-                              ArrayRef<StringRef> axes) {
-  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  Value index;
-  for (StringRef axis : axes) {
-    Value r = RankOp::create(b, loc, meshRef, b.getStringAttr(axis));
-    if (!index) {
-      index = r;
-      continue;
-    }
-    int64_t size = mesh.getGroupSize(b.getStrArrayAttr({axis}));
-    index = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, index,
-                              arith::ConstantIndexOp::create(b, loc, size)),
-        r);
-  }
-  return index;
-}
 
 LogicalResult mlir::braid::computeOnBlock(OpBuilder &b, Operation *op,
                                           const DimensionMapping &mapping,

@@ -4,21 +4,12 @@
 #define BRAID_PASSES_IRHELPERS_H
 
 #include "dialects/braid/BraidDialect.h"
+#include "dialects/braid/Builders.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
 namespace braid {
-
-/// The static unit-stride slice of `v` holding `size` elements of dimension
-/// `dim` from `offset`.
-Value sliceAlong(OpBuilder &b, Location loc, Value v, int64_t dim,
-                 int64_t offset, int64_t size);
-
-/// This rank's index in its group over `axes` of `mesh`, row-major over the
-/// axes as listed (braid.rank and index arithmetic).
-Value groupIndex(OpBuilder &b, Location loc, MeshOp mesh,
-                 ArrayRef<StringRef> axes);
 
 /// Makes `op`, whose operands already hold the blocks, compute only
 /// `blocks` of its factors (of `mapping`, the op's mapping before any

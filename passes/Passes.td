@@ -86,6 +86,55 @@ def BraidSplitFusedProjections : Pass<"braid-split-fused-projections"> {
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
+def BraidAutodiff : Pass<"braid-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of a function computing a loss";
+  let description = [{
+    `@main` (option `function`) returns a scalar float loss as its result
+    `loss` (default 0). The pass appends the gradient of the loss with
+    respect to every trained weight (option `wrt=weights`, the default) or
+    every float argument (`wrt=arguments`), one result each, marked
+    `braid.gradient_of = @weight` (or the argument number). It walks the
+    function backwards and asks each op for its vector-Jacobian product
+    through `GradientOpInterface`; forward values the rules read stay live
+    until the backward pass uses them. The gradient of a weight read twice
+    is the sum; that of a trained weight the loss does not depend on is
+    zero.
+
+    Trained weights (`trainable=auto`): float weights that the loss depends
+    on through a differentiable operand, of rank 1 or less, or of higher
+    rank when some use (through layout ops: reshape, transpose, slice,
+    concat, broadcast, cast) contracts or normalizes them (a reduction or
+    whole factor of the operand: matmul weights, embedding tables, norm
+    scales). Masks and rotary tables stay frozen. `trainable=all` trains
+    every float weight the loss depends on; `frozen` and `train` list names
+    to override the choice.
+
+    Differentiate the single-device program, before partitioning and the
+    overlap passes (regions are refused): the partitioner then treats
+    forward and backward alike.
+
+    ```
+    braid-opt --braid-autodiff loss.mlir
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"main\"",
+           "The function to differentiate">,
+    Option<"lossIndex", "loss", "unsigned", /*default=*/"0",
+           "The result holding the scalar loss">,
+    Option<"wrt", "wrt", "std::string", /*default=*/"\"weights\"",
+           "Differentiate with respect to 'weights' or 'arguments'">,
+    Option<"trainable", "trainable", "std::string", /*default=*/"\"auto\"",
+           "Which weights are trained: 'auto' or 'all'">,
+    ListOption<"frozen", "frozen", "std::string",
+               "Weights never trained (overrides trainable)">,
+    ListOption<"train", "train", "std::string",
+               "Weights always trained (overrides trainable)">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
   let summary = "Partitions a single-device program over a mesh (SPMD)";
   let description = [{

@@ -188,6 +188,8 @@ class Braid_Op<string mnemonic, list<Trait> traits = []>
 /// only through the dimension-mapping and cost interfaces.
 class Braid_ComputeOp<string mnemonic, list<Trait> traits = []>
     : Braid_Op<mnemonic, !listconcat([Pure, Braid_DimensionMappingOpInterface,
-                                      Braid_CostOpInterface], traits)>;
+                                      Braid_CostOpInterface,
+                                      DeclareOpInterfaceMethods<Braid_GradientOpInterface>],
+                                     traits)>;
 
 #endif // BRAID_DIALECT_BRAIDBASE_TD

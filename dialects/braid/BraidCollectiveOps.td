@@ -15,7 +15,8 @@ include "mlir/IR/SymbolInterfaces.td"
 class Braid_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Braid_Op<mnemonic, !listconcat([Pure, Braid_CollectiveOpInterface,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
-        Braid_DimensionMappingOpInterface, Braid_CostOpInterface], traits)> {
+        Braid_DimensionMappingOpInterface, Braid_CostOpInterface,
+        DeclareOpInterfaceMethods<Braid_GradientOpInterface>], traits)> {
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh,
                         DefaultValuedAttr<StrArrayAttr, "{}">:$mesh_axes);
   code commonDecls = [{

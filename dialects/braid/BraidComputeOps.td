@@ -339,6 +339,8 @@ def Braid_RotaryOp : Braid_ComputeOp<"rotary"> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The tables come from positions: not differentiated.
+    bool isDifferentiableIn(unsigned index) { return index == 0; }
     ::mlir::braid::DimensionMapping getDimensionMapping();
     /// Two multiplies and an add per element.
     int64_t getFlops() { return 3 * ::mlir::braid::getNumElements(getInput()); }
@@ -600,6 +602,8 @@ class Braid_AttentionBase<string mnemonic>
     /// Causal attention's queries must be one contiguous block.
     bool canComputeBlock(const ::mlir::braid::DimensionMapping &mapping,
                          unsigned factor, int64_t within);
+    /// Queries, keys and values; not the mask.
+    bool isDifferentiableIn(unsigned index) { return index < 3; }
   }];
   let extraClassDeclaration = attentionCommon;
 }

@@ -78,6 +78,45 @@ def Braid_DimensionMappingOpInterface : OpInterface<"DimensionMappingOpInterface
   ];
 }
 
+def Braid_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    Reverse-mode differentiation of one op: its vector-Jacobian product,
+    emitted as braid ops. `braid-autodiff` walks a function backwards and
+    asks each op for the adjoints of its operands given the adjoints of its
+    results; it never names an op, so a new op needs only this method.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits, at the builder's insertion point, the adjoint of every operand
+        given `resultGrads` (one per result, each of its result's type; a
+        null value is a zero adjoint, and at least one is non-null). Appends
+        one value per operand to `operandGrads`: the operand's adjoint (of
+        the operand's type), or null where the op is not differentiable in
+        that operand (indices, masks, conditions, a runtime offset). The
+        rule may read the op's operands and results (they stay available:
+        reverse mode runs after the forward pass). Fails, with a diagnostic
+        on the op, when it cannot differentiate this instance.
+      }],
+      "::mlir::LogicalResult", "emitGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+    InterfaceMethod<[{
+        Whether the op is differentiable in operand `index`: its rule gives
+        that operand an adjoint. By default every float tensor operand is;
+        ops with float operands that only select or position (a comparison,
+        rotary tables, an attention mask) say no. `braid-autodiff` does not
+        train a weight read only through such operands.
+      }],
+      "bool", "isDifferentiableIn", (ins "unsigned":$index), [{}], [{
+        auto type = ::llvm::dyn_cast<::mlir::RankedTensorType>(
+            $_op->getOperand(index).getType());
+        return type && ::llvm::isa<::mlir::FloatType>(type.getElementType());
+      }]>
+  ];
+}
+
 def Braid_CostOpInterface : OpInterface<"CostOpInterface"> {
   let cppNamespace = "::mlir::braid";
   let description = [{

@@ -319,7 +319,19 @@ Tensor Tensor::ofInts(DType dtype, std::vector<int64_t> shape,
   return makeInt(dtype, std::move(shape), std::move(values));
 }
 
+namespace {
+/// Set by ExactArithmetic: floats are not rounded to their element type.
+thread_local bool exactArithmetic = false;
+} // namespace
+
+ExactArithmetic::ExactArithmetic() : previous(exactArithmetic) {
+  exactArithmetic = true;
+}
+ExactArithmetic::~ExactArithmetic() { exactArithmetic = previous; }
+
 double roundTo(DType dtype, double value) {
+  if (exactArithmetic && isFloatType(dtype))
+    return value;
   switch (dtype) {
   case DType::F32:
     return static_cast<float>(value);

@@ -49,6 +49,21 @@ struct Tensor {
                        std::vector<int64_t> values);
 };
 
+/// While one exists, on this thread, floating values are kept in double
+/// precision instead of being rounded to their element type: the f64
+/// reference of gradient checks (finite differences need more digits than
+/// f32 keeps).
+class ExactArithmetic {
+public:
+  ExactArithmetic();
+  ~ExactArithmetic();
+  ExactArithmetic(const ExactArithmetic &) = delete;
+  ExactArithmetic &operator=(const ExactArithmetic &) = delete;
+
+private:
+  bool previous;
+};
+
 /// Rounds `value` to what a `dtype` element stores (f16, bf16: round to
 /// nearest even; f32: to float).
 double roundTo(DType dtype, double value);

@@ -1,0 +1,56 @@
+//===- Builders.cpp - small braid IR builders -----------------------------===//
+
+#include "dialects/braid/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+Value mlir::braid::sliceAlong(OpBuilder &b, Location loc, Value v, int64_t dim,
+                              int64_t offset, int64_t size) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+      strides(type.getRank(), 1);
+  offsets[dim] = offset;
+  sizes[dim] = size;
+  return SliceOp::create(b, loc,
+                         RankedTensorType::get(sizes, type.getElementType()),
+                         v, ValueRange{}, b.getDenseI64ArrayAttr(offsets),
+                         b.getDenseI64ArrayAttr(sizes),
+                         b.getDenseI64ArrayAttr(strides));
+}
+
+Value mlir::braid::groupIndex(OpBuilder &b, Location loc, MeshOp mesh,
+                              ArrayRef<StringRef> axes) {
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  Value index;
+  for (StringRef axis : axes) {
+    Value r = RankOp::create(b, loc, meshRef, b.getStringAttr(axis));
+    if (!index) {
+      index = r;
+      continue;
+    }
+    int64_t size = mesh.getGroupSize(b.getStrArrayAttr({axis}));
+    index = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, index,
+                              arith::ConstantIndexOp::create(b, loc, size)),
+        r);
+  }
+  return index;
+}
+
+Value mlir::braid::sliceAlongAt(OpBuilder &b, Location loc, Value v,
+                                int64_t dim, Value offset, int64_t size) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+      strides(type.getRank(), 1);
+  offsets[dim] = ShapedType::kDynamic;
+  sizes[dim] = size;
+  return SliceOp::create(b, loc,
+                         RankedTensorType::get(sizes, type.getElementType()),
+                         v, ValueRange{offset}, b.getDenseI64ArrayAttr(offsets),
+                         b.getDenseI64ArrayAttr(sizes),
+                         b.getDenseI64ArrayAttr(strides));
+}

@@ -1,0 +1,35 @@
+//===- Builders.h - small braid IR builders ---------------------*- C++ -*-===//
+//
+// Builders shared by the dialect's own rules (gradients) and the passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_DIALECT_BUILDERS_H
+#define BRAID_DIALECT_BUILDERS_H
+
+#include "dialects/braid/BraidDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace braid {
+
+/// The static unit-stride slice of `v` holding `size` elements of dimension
+/// `dim` from `offset`.
+Value sliceAlong(OpBuilder &b, Location loc, Value v, int64_t dim,
+                 int64_t offset, int64_t size);
+
+/// This rank's index in its group over `axes` of `mesh`, row-major over the
+/// axes as listed (braid.rank and index arithmetic).
+Value groupIndex(OpBuilder &b, Location loc, MeshOp mesh,
+                 ArrayRef<StringRef> axes);
+
+/// The unit-stride slice of `v` holding `size` elements of dimension `dim`
+/// from the runtime index `offset`.
+Value sliceAlongAt(OpBuilder &b, Location loc, Value v, int64_t dim,
+                   Value offset, int64_t size);
+
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_DIALECT_BUILDERS_H
