@@ -294,15 +294,21 @@ LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
     results.push_back(sum);
     marks.push_back(key);
   }
-  unsigned first = ret.getNumOperands();
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned r = 0; r < func.getNumResults(); ++r)
+    resultAttrs.push_back(func.getResultAttrDict(r));
+  for (Attribute mark : marks)
+    resultAttrs.push_back(DictionaryAttr::get(
+        &getContext(),
+        {NamedAttribute(StringAttr::get(&getContext(), "braid.gradient_of"),
+                        mark)}));
   ret->setOperands(results);
   SmallVector<Type> resultTypes;
   for (Value v : results)
     resultTypes.push_back(v.getType());
   func.setFunctionType(
       FunctionType::get(&getContext(), func.getArgumentTypes(), resultTypes));
-  for (auto [i, mark] : llvm::enumerate(marks))
-    func.setResultAttr(first + i, "braid.gradient_of", mark);
+  func.setAllResultAttrs(resultAttrs);
 
   // Rules emit every operand's adjoint; drop those nothing needed.
   SmallVector<Operation *> all;

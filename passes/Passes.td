@@ -135,6 +135,62 @@ def BraidAutodiff : Pass<"braid-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidNextTokenLoss : Pass<"braid-next-token-loss", "::mlir::ModuleOp"> {
+  let summary = "Replaces a language model's logits by its training loss";
+  let description = [{
+    `@main(tokens [B, S]) -> logits [B, S, V]` becomes
+    `@main(tokens, labels [B, S]) -> loss`: next-token cross entropy of the
+    logits against `labels`, the mean over all `B x S` positions (PyTorch's
+    `F.cross_entropy(logits.view(-1, V), labels.view(-1))`). The labels are
+    the tokens shifted by one, which the runtime's data loader provides
+    (`braid-run --data`), so the model is not changed. The new argument is
+    named `labels` and the result `loss` (`braid.name`). A function whose
+    first result is not `[B, S, V]` logits over an integer `[B, S]` tokens
+    argument, or with other arguments, is refused.
+  }];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
+def BraidTrainingStep : Pass<"braid-training-step", "::mlir::ModuleOp"> {
+  let summary = "Turns loss and gradients into one optimizer step on state";
+  let description = [{
+    Runs after `braid-autodiff`. Every weight with a gradient result
+    (`braid.gradient_of`) becomes a `state` weight; the optimizer's moments
+    become `zeros state` weights named after PyTorch's state
+    (`<weight>.momentum_buffer`, `<weight>.exp_avg`, `<weight>.exp_avg_sq`;
+    AdamW's step count is `braid.step`); the update is appended as braid
+    ops ending in `braid.set_weight`, and the function returns the loss
+    only. The program is then one training step: each call reads a batch,
+    returns the loss of the weights it started with, and leaves the updated
+    weights for the next call.
+
+    * `optimizer=sgd`: `buf = momentum * buf + g` (with `momentum` > 0),
+      `w -= lr * buf` (PyTorch's SGD, no dampening or Nesterov);
+      `weight-decay` adds `weight-decay * w` to `g` first.
+    * `optimizer=adamw`: PyTorch's AdamW: `w *= 1 - lr * weight-decay`,
+      moments `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`, bias
+      corrections `1 - b^t`, `w -= lr / (1 - b1^t) * m /
+      (sqrt(v) / sqrt(1 - b2^t) + eps)`.
+    * `clip-norm=C` > 0 scales every gradient by
+      `min(1, C / (total norm + 1e-6))` first (`clip_grad_norm_`).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum (0: none)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (decoupled for AdamW, added to g for SGD)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Clip the gradients' global norm to this (0: off)">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
   let summary = "Partitions a single-device program over a mesh (SPMD)";
   let description = [{

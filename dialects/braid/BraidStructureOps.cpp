@@ -88,6 +88,23 @@ LogicalResult GetWeightOp::verify() {
 }
 
 LogicalResult
+SetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto weight =
+      symbolTable.lookupNearestSymbolFrom<WeightOp>(*this, getNameAttr());
+  if (!weight)
+    return emitOpError("'") << getName() << "' is not a braid.weight";
+  if (!weight.getState())
+    return emitOpError("weight '")
+           << getName() << "' is not declared `state`: only state weights "
+           << "change between calls";
+  if (getValue().getType() != weight.getTensorType())
+    return emitOpError("value of type ")
+           << getValue().getType() << " for weight '" << getName()
+           << "' of type " << weight.getTensorType();
+  return success();
+}
+
+LogicalResult
 GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto weight =
       symbolTable.lookupNearestSymbolFrom<WeightOp>(*this, getNameAttr());

@@ -61,12 +61,21 @@ def Braid_WeightOp : Braid_Op<"weight", [Symbol]> {
     (`.safetensors`) next to the plan, under the same name; they never appear
     in the IR. `braid.get_weight` reads it inside a function.
 
+    Training makes weights *state*: `state` weights keep their value across
+    calls of the program, `braid.set_weight` gives them their next value,
+    and checkpoints save them. A `zeros` weight is not in the weights file:
+    it starts as zeros (optimizer moments, the step count).
+
     ```mlir
     braid.weight @h0.attn.c_attn.weight : tensor<768x2304xf32>
+    braid.weight @h0.attn.c_attn.weight.exp_avg zeros state : tensor<768x2304xf32>
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Braid_Tensor>:$type);
-  let assemblyFormat = "$sym_name attr-dict `:` $type";
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Braid_Tensor>:$type,
+                       UnitAttr:$zeros, UnitAttr:$state);
+  let assemblyFormat = [{
+    $sym_name (`zeros` $zeros^)? (`state` $state^)? attr-dict `:` $type
+  }];
   let extraClassDeclaration = [{
     /// Returns the declared tensor type of the weight.
     ::mlir::RankedTensorType getTensorType() {
@@ -125,6 +134,26 @@ def Braid_GetWeightOp : Braid_ComputeOp<"get_weight", [
     /// Weights are resident: reading one moves no bytes by itself.
     int64_t getMinBytes() { return 0; }
   }];
+}
+
+def Braid_SetWeightOp : Braid_Op<"set_weight", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "gives a state weight its value for the next call";
+  let description = [{
+    When the function returns, the `state` weight `name` holds `value` (the
+    whole weight; its type). Reads of the weight in the same call see the
+    value it had when the call began, wherever they are. A training step
+    ends with one `braid.set_weight` per parameter and optimizer moment.
+
+    ```mlir
+    braid.weight @w state : tensor<64x64xf32>
+    ...
+    braid.set_weight @w, %next : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Braid_Tensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
 }
 
 def Braid_AsyncOp : Braid_Op<"async", [SingleBlock, NoRegionArguments,

@@ -54,3 +54,23 @@ Value mlir::braid::sliceAlongAt(OpBuilder &b, Location loc, Value v,
                          b.getDenseI64ArrayAttr(sizes),
                          b.getDenseI64ArrayAttr(strides));
 }
+
+/// A rank-0 constant of element type `elementType` holding `value`.
+Value mlir::braid::scalarConstant(OpBuilder &b, Location loc, Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element;
+  if (auto floatType = dyn_cast<FloatType>(elementType))
+    element = b.getFloatAttr(floatType, value);
+  else
+    element = b.getIntegerAttr(elementType, static_cast<int64_t>(value));
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, element));
+}
+
+/// `value` broadcast to `type` (a zero adjoint, a filled mask).
+Value mlir::braid::filledTensor(OpBuilder &b, Location loc, RankedTensorType type, double value) {
+  Value s = scalarConstant(b, loc, type.getElementType(), value);
+  if (type.getRank() == 0)
+    return s;
+  return BroadcastToOp::create(b, loc, type, s);
+}
+

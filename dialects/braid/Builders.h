@@ -29,6 +29,15 @@ Value groupIndex(OpBuilder &b, Location loc, MeshOp mesh,
 Value sliceAlongAt(OpBuilder &b, Location loc, Value v, int64_t dim,
                    Value offset, int64_t size);
 
+/// A rank-0 `braid.constant` of element type `elementType` holding `value`.
+Value scalarConstant(OpBuilder &b, Location loc, Type elementType,
+                     double value);
+
+/// `value` broadcast to `type` (`braid.broadcast_to` of a scalar constant:
+/// no large constant in the IR or the plan).
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   double value);
+
 } // namespace braid
 } // namespace mlir
 

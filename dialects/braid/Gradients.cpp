@@ -29,25 +29,6 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// A rank-0 constant of element type `elementType` holding `value`.
-Value scalar(OpBuilder &b, Location loc, Type elementType, double value) {
-  auto type = RankedTensorType::get({}, elementType);
-  Attribute element;
-  if (auto floatType = dyn_cast<FloatType>(elementType))
-    element = b.getFloatAttr(floatType, value);
-  else
-    element = b.getIntegerAttr(elementType, static_cast<int64_t>(value));
-  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, element));
-}
-
-/// `value` broadcast to `type` (a zero adjoint, a filled mask).
-Value filled(OpBuilder &b, Location loc, RankedTensorType type, double value) {
-  Value s = scalar(b, loc, type.getElementType(), value);
-  if (type.getRank() == 0)
-    return s;
-  return BroadcastToOp::create(b, loc, type, s);
-}
-
 Value add(OpBuilder &b, Location loc, Value x, Value y) {
   return AddOp::create(b, loc, x, y);
 }
@@ -62,7 +43,7 @@ Value div(OpBuilder &b, Location loc, Value x, Value y) {
 }
 /// `x * c` for a scalar `c` of x's element type.
 Value scale(OpBuilder &b, Location loc, Value x, double c) {
-  return mul(b, loc, x, scalar(b, loc, typeOf(x).getElementType(), c));
+  return mul(b, loc, x, scalarConstant(b, loc, typeOf(x).getElementType(), c));
 }
 Value neg(OpBuilder &b, Location loc, Value x) {
   return NegOp::create(b, loc, x.getType(), x);
@@ -109,7 +90,7 @@ Value sumToShape(OpBuilder &b, Location loc, Value grad,
 Value where(OpBuilder &b, Location loc, Value condition, Value grad) {
   return SelectOp::create(
       b, loc, condition, grad,
-      scalar(b, loc, typeOf(grad).getElementType(), 0.0));
+      scalarConstant(b, loc, typeOf(grad).getElementType(), 0.0));
 }
 
 Value compare(OpBuilder &b, Location loc, CompareKind kind, Value x, Value y) {
@@ -122,7 +103,7 @@ SmallVector<Value> gradsOrZeros(OpBuilder &b, Location loc, Operation *op,
                                 ValueRange grads) {
   SmallVector<Value> out;
   for (auto [result, grad] : llvm::zip(op->getResults(), grads))
-    out.push_back(grad ? grad : filled(b, loc, typeOf(result), 0.0));
+    out.push_back(grad ? grad : filledTensor(b, loc, typeOf(result), 0.0));
   return out;
 }
 
@@ -224,7 +205,7 @@ UNARY_RULE(SqrtOp, div(b, loc, scale(b, loc, g, 0.5), y))
 UNARY_RULE(RsqrtOp,
            mul(b, loc, scale(b, loc, g, -0.5), mul(b, loc, y, mul(b, loc, y, y))))
 UNARY_RULE(TanhOp,
-           mul(b, loc, g, sub(b, loc, scalar(b, loc, elt, 1.0), mul(b, loc, y, y))))
+           mul(b, loc, g, sub(b, loc, scalarConstant(b, loc, elt, 1.0), mul(b, loc, y, y))))
 // d erf(x) = 2 / sqrt(pi) * exp(-x^2)
 UNARY_RULE(ErfOp,
            mul(b, loc, scale(b, loc, g, 2.0 / std::sqrt(M_PI)),
@@ -232,18 +213,18 @@ UNARY_RULE(ErfOp,
                              neg(b, loc, mul(b, loc, x, x)))))
 UNARY_RULE(SigmoidOp,
            mul(b, loc, g,
-               mul(b, loc, y, sub(b, loc, scalar(b, loc, elt, 1.0), y))))
+               mul(b, loc, y, sub(b, loc, scalarConstant(b, loc, elt, 1.0), y))))
 // silu = x s(x): d = s (1 + x (1 - s))
 UNARY_RULE(SiluOp, [&] {
   Value s = SigmoidOp::create(b, loc, x.getType(), x);
-  Value one = scalar(b, loc, elt, 1.0);
+  Value one = scalarConstant(b, loc, elt, 1.0);
   return mul(b, loc, g,
              mul(b, loc, s,
                  add(b, loc, one, mul(b, loc, x, sub(b, loc, one, s)))));
 }())
 UNARY_RULE(ReluOp,
            where(b, loc,
-                 compare(b, loc, CompareKind::GT, x, scalar(b, loc, elt, 0.0)),
+                 compare(b, loc, CompareKind::GT, x, scalarConstant(b, loc, elt, 0.0)),
                  g))
 #undef UNARY_RULE
 
@@ -252,8 +233,8 @@ LogicalResult GeluOp::emitGradients(OpBuilder &b, ValueRange grads,
   Location loc = getLoc();
   Value g = grads[0], x = getInput();
   Type elt = typeOf(x).getElementType();
-  Value one = scalar(b, loc, elt, 1.0);
-  Value half = scalar(b, loc, elt, 0.5);
+  Value one = scalarConstant(b, loc, elt, 1.0);
+  Value half = scalarConstant(b, loc, elt, 0.5);
   Value d;
   if (getTanh()) {
     // u = c (x + a x^3), y = 0.5 x (1 + tanh u):
@@ -309,7 +290,7 @@ BINARY_RULE(PowOp,
                 mul(b, loc, y,
                     PowOp::create(b, loc, x,
                                   sub(b, loc, y,
-                                      scalar(b, loc, typeOf(y).getElementType(),
+                                      scalarConstant(b, loc, typeOf(y).getElementType(),
                                              1.0))))),
             mul(b, loc, g, mul(b, loc, z, LogOp::create(b, loc, x.getType(), x))))
 // Ties go to the left operand (one adjoint, not split).
@@ -333,7 +314,7 @@ LogicalResult SelectOp::emitGradients(OpBuilder &b, ValueRange grads,
   out.push_back(sumToShape(b, loc, where(b, loc, getCondition(), g),
                            typeOf(getTrueValue())));
   Value notTaken = SelectOp::create(
-      b, loc, getCondition(), scalar(b, loc, typeOf(g).getElementType(), 0.0),
+      b, loc, getCondition(), scalarConstant(b, loc, typeOf(g).getElementType(), 0.0),
       g);
   out.push_back(sumToShape(b, loc, notTaken, typeOf(getFalseValue())));
   return success();
@@ -432,7 +413,7 @@ struct NormAxes {
     return RsqrtOp::create(
         b, loc, meanSquare.getType(),
         add(b, loc, meanSquare,
-            scalar(b, loc, typeOf(meanSquare).getElementType(), epsilon)));
+            scalarConstant(b, loc, typeOf(meanSquare).getElementType(), epsilon)));
   }
 };
 
@@ -487,8 +468,8 @@ LogicalResult RotaryOp::emitGradients(OpBuilder &b, ValueRange grads,
   Type elt = typeOf(g).getElementType();
   (void)elt;
   Value rotated = RotaryOp::create(b, loc, g.getType(), mul(b, loc, g, getSin()),
-                                   filled(b, loc, typeOf(getCos()), 0.0),
-                                   filled(b, loc, typeOf(getSin()), -1.0),
+                                   filledTensor(b, loc, typeOf(getCos()), 0.0),
+                                   filledTensor(b, loc, typeOf(getSin()), -1.0),
                                    getInterleavedAttr());
   out.push_back(add(b, loc, mul(b, loc, g, getCos()), rotated));
   // The tables come from positions, not from anything trained.
@@ -578,7 +559,7 @@ LogicalResult SliceOp::emitGradients(OpBuilder &b, ValueRange grads,
     auto zeros = [&](int64_t n) {
       SmallVector<int64_t> shape(gType.getShape());
       shape[d] = n;
-      return filled(b, loc, RankedTensorType::get(shape, gType.getElementType()),
+      return filledTensor(b, loc, RankedTensorType::get(shape, gType.getElementType()),
                     0.0);
     };
     if (offset > 0)
@@ -690,7 +671,7 @@ LogicalResult AttentionOp::emitGradients(OpBuilder &b, ValueRange grads,
   if (Value mask = getMask()) {
     if (typeOf(mask).getElementType().isInteger(1))
       scores = SelectOp::create(b, loc, mask, scores,
-                                scalar(b, loc, elt, -INFINITY));
+                                scalarConstant(b, loc, elt, -INFINITY));
     else
       scores = add(b, loc, scores, mask);
   }
@@ -705,7 +686,7 @@ LogicalResult AttentionOp::emitGradients(OpBuilder &b, ValueRange grads,
     Value keep = ConstantOp::create(b, loc, boolType,
                                     DenseElementsAttr::get(boolType, visible));
     scores = SelectOp::create(b, loc, keep, scores,
-                              scalar(b, loc, elt, -INFINITY));
+                              scalarConstant(b, loc, elt, -INFINITY));
   }
   Value p = SoftmaxOp::create(b, loc, scores.getType(), scores,
                               b.getI64IntegerAttr(3));
@@ -752,7 +733,7 @@ LogicalResult RouterTopKOp::emitGradients(OpBuilder &b, ValueRange grads,
   Type elt = type.getElementType();
   Value dw = grads[0];
   if (!dw) {
-    out.push_back(filled(b, loc, type, 0.0));
+    out.push_back(filledTensor(b, loc, type, 0.0));
     return success();
   }
   Value p = SoftmaxOp::create(b, loc, type, logits, b.getI64IntegerAttr(1));
@@ -778,7 +759,7 @@ LogicalResult MoeDispatchOp::emitGradients(OpBuilder &b, ValueRange grads,
   // Each token's adjoint sums its slots' adjoints: a combine with weight 1.
   Location loc = getLoc();
   RankedTensorType experts = typeOf(getExperts());
-  Value ones = filled(
+  Value ones = filledTensor(
       b, loc,
       RankedTensorType::get(experts.getShape(), typeOf(getInput()).getElementType()),
       1.0);
@@ -808,7 +789,7 @@ LogicalResult MoeCombineOp::emitGradients(OpBuilder &b, ValueRange grads,
   out.push_back(Value());
   Value slots = MoeCombineOp::create(
       b, loc, RankedTensorType::get({tokens * k, width}, elt), input, pairs,
-      filled(b, loc, RankedTensorType::get({tokens * k, 1}, elt), 1.0));
+      filledTensor(b, loc, RankedTensorType::get({tokens * k, 1}, elt), 1.0));
   Value dot = reduceSum(b, loc,
                         mul(b, loc, reshape(b, loc, slots, {tokens, k, width}),
                             reshape(b, loc, g, {tokens, 1, width})),

@@ -104,6 +104,11 @@ struct FoldRule {
   SmallVector<FoldOperand, 4> operands;
   /// The last operand repeats (Concat, Max, Min).
   bool variadic = false;
+  /// Operand 0 is a table the node reads rows of (Gather): a weight there
+  /// stays a weight, so that a lookup at constant positions (GPT-2's
+  /// position embedding) keeps its parameter instead of folding it into a
+  /// constant that training could not update.
+  bool keepsWeightTable = false;
   ShapeRelation shapes = ShapeRelation::Free;
   /// An axis attribute of operand 0, checked and normalized (FoldCall::axis).
   const char *axisAttr = nullptr;
@@ -118,6 +123,11 @@ struct FoldRule {
     FoldRule rule = *this;
     rule.axisAttr = attr;
     rule.axisDefault = defaultValue;
+    return rule;
+  }
+  FoldRule keepingWeightTable() const {
+    FoldRule rule = *this;
+    rule.keepsWeightTable = true;
     return rule;
   }
   FoldRule repeatingLast() const {
@@ -1241,7 +1251,8 @@ static const llvm::StringMap<FoldRule> &foldRules() {
       // Data movement.
       {"Gather",
        rule(foldGather, {of(T::Any, 0, OperandRank::AtLeast1), of(T::Index)})
-           .withAxis("axis", 0)},
+           .withAxis("axis", 0)
+           .keepingWeightTable()},
       {"GatherElements",
        rule(foldGatherElements,
             {of(T::Any, 0, OperandRank::AtLeast1), of(T::Index)})
@@ -1309,6 +1320,8 @@ bool Importer::tryFold() {
   if (node->output_size() > 1)
     return false;
 
+  if (rule.keepsWeightTable && hasInput(0) && isWeight(inputName(0)))
+    return false;
   // Fold only when every value the rule reads is known (operand 0 of a
   // layout may be a parameter).
   for (unsigned i = 0; i < numInputs(); ++i) {

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -54,6 +55,16 @@ llvm::cl::opt<std::string> weightsPath("weights",
 llvm::cl::opt<std::string> testData(
     "test-data", llvm::cl::desc("Folder with input_N.pb and output_N.pb"),
     llvm::cl::value_desc("dir"), llvm::cl::Required, llvm::cl::cat(category));
+llvm::cl::opt<std::string> expectedGradients(
+    "expected-gradients",
+    llvm::cl::desc("Safetensors file with the expected gradient of each "
+                   "weight: results marked braid.gradient_of = @w are "
+                   "compared with tensor w (relative L2 error)"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(category));
+llvm::cl::opt<double> gradientRtol(
+    "gradient-rtol",
+    llvm::cl::desc("Largest relative L2 error of a gradient"),
+    llvm::cl::init(1e-4), llvm::cl::cat(category));
 llvm::cl::opt<double> rtol("rtol",
                            llvm::cl::desc("Largest error allowed, relative to "
                                           "the largest expected magnitude"),
@@ -173,7 +184,47 @@ int main(int argc, char **argv) {
     std::vector<ref::Tensor> outputs =
         interpretFunction(function, std::move(inputs), weights);
     bool ok = true;
+    llvm::StringMap<ref::Tensor> gradients;
+    if (!expectedGradients.empty())
+      gradients = readSafetensors(expectedGradients);
+    double worstGradient = 0;
+    int numGradients = 0;
+    llvm::StringSet<> compared;
     for (auto [i, output] : llvm::enumerate(outputs)) {
+      if (auto of = function.getResultAttrOfType<FlatSymbolRefAttr>(
+              i, "braid.gradient_of")) {
+        if (expectedGradients.empty())
+          continue;
+        auto it = gradients.find(of.getValue());
+        if (it == gradients.end())
+          failWith("'" + expectedGradients.getValue() + "' has no gradient of '" +
+                   of.getValue() + "'");
+        const ref::Tensor &expected = it->second;
+        if (expected.shape != output.shape)
+          failWith("the gradient of '" + of.getValue() +
+                   "' has another shape in '" + expectedGradients.getValue() +
+                   "'");
+        // Relative L2 error (of the difference to the expected norm).
+        double diff = 0, norm = 0;
+        for (int64_t k = 0; k < output.numElements(); ++k) {
+          double d = output.at(k) - expected.at(k);
+          diff += d * d;
+          norm += expected.at(k) * expected.at(k);
+        }
+        double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+        bool pass = rel <= gradientRtol;
+        ok &= pass;
+        worstGradient = std::max(worstGradient, rel);
+        ++numGradients;
+        compared.insert(of.getValue());
+        if (!pass)
+          llvm::outs() << "gradient of " << of.getValue()
+                       << ": relative L2 error " << llvm::format("%.3e", rel)
+                       << " (FAIL, rtol "
+                       << llvm::format("%.0e", gradientRtol.getValue())
+                       << ")\n";
+        continue;
+      }
       std::string path = testData + "/output_" + std::to_string(i) + ".pb";
       ref::Tensor expected = readPb(path, output.dtype);
       if (expected.shape != output.shape)
@@ -189,6 +240,17 @@ int main(int argc, char **argv) {
                    << (pass ? "PASS" : "FAIL") << ", rtol "
                    << llvm::format("%.0e", rtol.getValue()) << ")\n";
     }
+    for (const auto &entry : gradients)
+      if (!compared.contains(entry.getKey())) {
+        llvm::outs() << "gradient of " << entry.getKey()
+                     << ": expected, but the program computes none (FAIL)\n";
+        ok = false;
+      }
+    if (!expectedGradients.empty())
+      llvm::outs() << "gradients: " << numGradients
+                   << " compared, largest relative L2 error "
+                   << llvm::format("%.3e", worstGradient) << " ("
+                   << (ok ? "PASS" : "FAIL") << ")\n";
     return ok ? 0 : 1;
   } catch (const EvalError &error) {
     llvm::errs() << "error: " << error.message << "\n";
