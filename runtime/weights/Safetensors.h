@@ -95,9 +95,17 @@ struct SafetensorsEntry {
   std::vector<uint8_t> data;
 };
 
-/// Encodes tensors as a safetensors file (in the order given).
+/// Encodes tensors as a safetensors file (in the order given), with
+/// `metadata` as its "__metadata__" object (none when empty).
 std::vector<uint8_t>
-encodeSafetensors(const std::vector<SafetensorsEntry> &entries);
+encodeSafetensors(const std::vector<SafetensorsEntry> &entries,
+                  const std::map<std::string, std::string> &metadata = {});
+
+/// The first bytes of that file: the 8-byte header size and the JSON header,
+/// padded; the entries' data follows in order (for writers that stream it).
+std::string
+safetensorsHeader(const std::vector<SafetensorsEntry> &entries,
+                  const std::map<std::string, std::string> &metadata = {});
 
 /// The safetensors spelling of `dtype` ("F32", "BF16", "BOOL", ...).
 std::string_view safetensorsDTypeName(DType dtype);
