@@ -11,10 +11,14 @@
 #include "runtime/train/TrainingDevice.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 namespace braid::rt {
 
@@ -36,6 +40,79 @@ std::string formatDuration(double seconds) {
     std::snprintf(text, sizeof(text), "%lld:%02lld", total / 60, total % 60);
   return text;
 }
+
+/// Reads batches on a thread of its own, one at a time: start(step) hands
+/// it a step, take() waits for that batch.
+class BatchReader {
+public:
+  explicit BatchReader(std::function<void(int64_t, Batch &)> read)
+      : read_(std::move(read)), thread_([this] { loop(); }) {}
+  ~BatchReader() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+
+  void start(int64_t step) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      step_ = step;
+      pending_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  /// Waits for the batch of the last start() and swaps it into `batch` (the
+  /// old contents become the reader's next buffer); rethrows its error.
+  /// Returns the seconds the reader spent on it.
+  double take(Batch &batch) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !pending_; });
+    if (error_)
+      std::rethrow_exception(std::exchange(error_, nullptr));
+    std::swap(batch, batch_);
+    return seconds_;
+  }
+
+private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [this] { return stop_ || pending_; });
+      if (stop_)
+        return;
+      int64_t step = step_;
+      // batch_ is the reader's while a read is pending.
+      lock.unlock();
+      Clock::time_point begin = Clock::now();
+      std::exception_ptr error;
+      try {
+        read_(step, batch_);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      double seconds = secondsSince(begin);
+      lock.lock();
+      error_ = error;
+      seconds_ = seconds;
+      pending_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  std::function<void(int64_t, Batch &)> read_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Batch batch_;
+  int64_t step_ = 0;
+  bool pending_ = false, stop_ = false;
+  double seconds_ = 0;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
 } // namespace
 
 TrainingRun::TrainingRun(const LoadedPlan &plan, const TokenFile &data,
@@ -138,10 +215,14 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
     log->write("step,loss\n");
   }
 
-  Batch current, next;
+  Batch current;
   Clock::time_point start = Clock::now();
   fillBatch(data_, order_, firstStep_, batch, sequence, types_, current);
   summary.prepareSeconds += secondsSince(start);
+  // The next batch is read on a second thread while a step runs.
+  BatchReader reader([&](int64_t step, Batch &out) {
+    fillBatch(data_, order_, step, batch, sequence, types_, out);
+  });
   Clock::time_point lastPrint;
   for (int64_t step = firstStep_; step < options_.steps; ++step) {
     Clock::time_point stepStart = Clock::now();
@@ -151,35 +232,14 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
                     current.labels.size());
     for (const auto &[name, bytes] : options_.fixedInputs)
       device.setInput(name, bytes.data(), bytes.size());
-
-    // The next batch is read on a second thread while this step runs.
-    std::exception_ptr failure;
-    double prepared = 0;
-    std::thread reader;
-    if (step + 1 < options_.steps)
-      reader = std::thread([&, step] {
-        try {
-          Clock::time_point begin = Clock::now();
-          fillBatch(data_, order_, step + 1, batch, sequence, types_, next);
-          prepared = secondsSince(begin);
-        } catch (...) {
-          failure = std::current_exception();
-        }
-      });
-    try {
-      device.run();
-    } catch (...) {
-      if (reader.joinable())
-        reader.join();
-      throw;
-    }
+    bool more = step + 1 < options_.steps;
+    if (more)
+      reader.start(step + 1);
+    device.run();
     Clock::time_point ran = Clock::now();
-    if (reader.joinable())
-      reader.join();
+    if (more)
+      summary.prepareSeconds += reader.take(current);
     summary.waitSeconds += secondsSince(ran);
-    summary.prepareSeconds += prepared;
-    if (failure)
-      std::rethrow_exception(failure);
 
     std::vector<uint8_t> lossBytes = device.readBuffer(lossBuffer_);
     float loss;
@@ -220,7 +280,6 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
       summary.saveSeconds += secondsSince(saveStart);
       ++summary.checkpoints;
     }
-    std::swap(current, next);
   }
   if (writer && options_.progress)
     progress << "\n";
