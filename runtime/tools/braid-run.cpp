@@ -689,7 +689,7 @@ int run(int argc, char **argv) {
   std::vector<HostTensor> inputs;
   if (options.steps > 0) {
     if (!options.resume.empty())
-      resumed = SafetensorsFile::open(options.resume);
+      resumed = SafetensorsFile::open(options.resume, "checkpoint");
     data = TokenFile::open(options.data, options.dataFormat);
     TrainingOptions trainingOptions;
     trainingOptions.steps = options.steps;

@@ -59,17 +59,19 @@ std::optional<uint64_t> asUnsigned(const json &value) {
 
 } // namespace
 
-SafetensorsFile SafetensorsFile::open(const std::string &path) {
+SafetensorsFile SafetensorsFile::open(const std::string &path,
+                                      const std::string &role) {
   SafetensorsFile file;
   file.path_ = path;
+  file.role_ = role;
   MappedFile mapped;
   try {
-    mapped = mapFileReadOnly(path, "weights file");
+    mapped = mapFileReadOnly(path, role);
   } catch (const FileError &error) {
     throw WeightsError(error.what());
   }
   if (mapped.size < 8)
-    throw WeightsError("weights file '" + path + "' has " +
+    throw WeightsError(role + " '" + path + "' has " +
                        std::to_string(mapped.size) +
                        " bytes, fewer than the 8-byte header size");
   file.bytes_ = std::move(mapped.bytes);
@@ -91,7 +93,7 @@ SafetensorsFile SafetensorsFile::fromBytes(std::vector<uint8_t> bytes,
 
 void SafetensorsFile::parse() {
   auto fail = [&](const std::string &problem) -> WeightsError {
-    return WeightsError("weights file '" + path_ + "': " + problem);
+    return WeightsError(role_ + " '" + path_ + "': " + problem);
   };
   if (size_ < 8)
     throw fail("has " + std::to_string(size_) +

@@ -70,6 +70,10 @@
 // RUN: not braid-run %t/train.bplan --steps 10 --data %t/tokens.bin --resume %t/train.safetensors 2>&1 | FileCheck %s --check-prefix=NOTCKPT
 // NOTCKPT: braid-run: error: checkpoint '{{.*}}train.safetensors' has no braid_format "1" in its metadata: it was not written by braid-run --save
 // RUN: not braid-run %t/train.bplan --steps 5 --data %t/tokens.bin --resume %t/ckpt.safetensors 2>&1 | FileCheck %s --check-prefix=DONE
+// RUN: not braid-run %t/train.bplan --steps 5 --data %t/tokens.bin --resume %t/nothing.safetensors 2>&1 | FileCheck %s --check-prefix=NOCKPT
+// NOCKPT: braid-run: error: cannot open checkpoint '{{.*}}nothing.safetensors': No such file or directory
+// RUN: not braid-run %t/train.bplan --steps 5 --data %t/tokens.bin --resume %t/tokens.bin 2>&1 | FileCheck %s --check-prefix=BADCKPT
+// BADCKPT: braid-run: error: checkpoint '{{.*}}tokens.bin'{{.*}}
 // DONE: braid-run: error: checkpoint '{{.*}}ckpt.safetensors' resumes at step 10, but --steps 5 ends before it
 // RUN: not braid-run %t/train.bplan --steps 2 --data %t/tokens.bin --save %t/nofolder/c.safetensors 2>&1 | FileCheck %s --check-prefix=NOSAVE
 // NOSAVE: braid-run: error: cannot create '{{.*}}nofolder/c.safetensors.tmp': No such file or directory
