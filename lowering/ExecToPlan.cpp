@@ -92,8 +92,9 @@ static std::string locationString(Location loc) {
 LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
                                                const std::string &weightsFile,
                                                pb::Plan &plan) {
-  // Version 2: weights may name a block (block_offsets, block_shape).
-  plan.set_format_version(2);
+  // runtime/plan/PlanLoader.h's kFormatVersion. 3: weights may start as
+  // zeros and be state; training plans.
+  plan.set_format_version(3);
   for (auto [name, size] :
        llvm::zip(op.getAxisNames(), op.getAxisSizes())) {
     plan.mutable_mesh()->add_axis_names(cast<StringAttr>(name).str());
@@ -107,6 +108,15 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
     plan.set_comm_sms(static_cast<uint32_t>(*sms));
   }
   plan.set_weights_file(weightsFile);
+  // The verifier checked the entries' kinds and bindings.
+  if (DictionaryAttr training = op.getTrainingAttr()) {
+    pb::Training *t = plan.mutable_training();
+    t->set_tokens_input(training.getAs<StringAttr>("tokens").str());
+    t->set_labels_input(training.getAs<StringAttr>("labels").str());
+    t->set_loss_output(training.getAs<StringAttr>("loss").str());
+    t->set_batch(training.getAs<IntegerAttr>("batch").getInt());
+    t->set_sequence(training.getAs<IntegerAttr>("sequence").getInt());
+  }
 
   llvm::StringMap<uint32_t> ids;
   auto idOf = [&](FlatSymbolRefAttr ref) { return ids.lookup(ref.getValue()); };
@@ -154,6 +164,10 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
         for (Attribute axis : cast<ArrayAttr>(dim))
           s->add_axes(cast<StringAttr>(axis).str());
       }
+      // The verifier allows only "zeros".
+      if (weight.getInit())
+        w->set_init(pb::ZEROS);
+      w->set_state(weight.getState());
     } else if (auto stream = dyn_cast<exec::StreamOp>(child)) {
       pb::Stream *s = plan.add_streams();
       s->set_name(stream.getName().str());

@@ -23,6 +23,86 @@ int64_t BufferOp::getNumBytes() {
   return type.getNumElements() * std::max<int64_t>(1, bits / 8);
 }
 
+LogicalResult WeightOp::verify() {
+  std::optional<StringRef> init = getInit();
+  if (init && *init != "zeros")
+    return emitOpError("init must be \"zeros\" (absent: read from the "
+                       "weights file), got \"")
+           << *init << "\"";
+  return success();
+}
+
+/// Checks a training plan's `training` dictionary: its entries, and that
+/// the named bindings exist with the shapes braid-run fills and reads.
+static LogicalResult verifyTraining(PlanOp plan,
+                                    mlir::SymbolTable &symbols) {
+  DictionaryAttr training = plan.getTrainingAttr();
+  if (!training)
+    return success();
+  for (NamedAttribute entry : training) {
+    StringRef key = entry.getName().getValue();
+    if (!llvm::is_contained({"tokens", "labels", "loss", "batch", "sequence"},
+                            key))
+      return plan.emitOpError("training has an unknown entry '")
+             << key << "' (it has tokens, labels, loss, batch, sequence)";
+  }
+  for (StringRef key : {"tokens", "labels", "loss"})
+    if (!training.getAs<StringAttr>(key))
+      return plan.emitOpError("training needs the string '") << key << "'";
+  SmallVector<int64_t, 2> batchShape;
+  for (StringRef key : {"batch", "sequence"}) {
+    auto value = training.getAs<IntegerAttr>(key);
+    if (!value || value.getInt() <= 0)
+      return plan.emitOpError("training needs a positive integer '")
+             << key << "'";
+    batchShape.push_back(value.getInt());
+  }
+  // The buffer bound to input (or output) `name`, or null.
+  auto bound = [&](StringRef name, bool input) -> BufferOp {
+    for (Operation &op : plan.getBody().front()) {
+      FlatSymbolRefAttr ref;
+      if (auto in = dyn_cast<InputOp>(op); in && input && in.getName() == name)
+        ref = in.getBufferAttr();
+      if (auto out = dyn_cast<OutputOp>(op);
+          out && !input && out.getName() == name)
+        ref = out.getBufferAttr();
+      if (ref)
+        return symbols.lookup<BufferOp>(ref.getValue());
+    }
+    return nullptr;
+  };
+  StringRef tokens = training.getAs<StringAttr>("tokens").getValue();
+  StringRef labels = training.getAs<StringAttr>("labels").getValue();
+  if (tokens == labels)
+    return plan.emitOpError("training labels \"")
+           << labels << "\" is also the tokens input; labels need their own";
+  for (auto [key, name] : {std::pair<StringRef, StringRef>{"tokens", tokens},
+                           {"labels", labels}}) {
+    BufferOp buffer = bound(name, /*input=*/true);
+    if (!buffer)
+      return plan.emitOpError("training ")
+             << key << " \"" << name << "\" is not an exec.input of the plan";
+    RankedTensorType type = buffer.getTensorType();
+    Type element = type.getElementType();
+    if (type.getShape() != ArrayRef<int64_t>(batchShape) ||
+        !(element.isInteger(64) || element.isInteger(32)))
+      return plan.emitOpError("training ")
+             << key << " input \"" << name << "\" is " << type
+             << ", not [batch, sequence] = [" << batchShape[0] << ", "
+             << batchShape[1] << "] of i64 or i32";
+  }
+  StringRef loss = training.getAs<StringAttr>("loss").getValue();
+  BufferOp buffer = bound(loss, /*input=*/false);
+  if (!buffer)
+    return plan.emitOpError("training loss \"")
+           << loss << "\" is not an exec.output of the plan";
+  RankedTensorType type = buffer.getTensorType();
+  if (type.getRank() != 0 || !type.getElementType().isF32())
+    return plan.emitOpError("training loss output \"")
+           << loss << "\" is " << type << ", not a scalar f32";
+  return success();
+}
+
 LogicalResult PlanOp::verify() {
   if (getAxisNames().size() != getAxisSizes().size() || getAxisNames().empty())
     return emitOpError("needs one size per mesh axis, at least one axis");
@@ -80,7 +160,7 @@ LogicalResult PlanOp::verify() {
           return failure();
     }
   }
-  return success();
+  return verifyTraining(*this, symbols);
 }
 
 #define GET_OP_CLASSES

@@ -42,15 +42,42 @@ def Exec_PlanOp : Exec_Op<"plan", [Symbol, SymbolTable, NoTerminator,
       exec.stream "compute" { ... }
     }
     ```
+
+    A training plan (one run is one training step) names the inputs that
+    `braid-run --steps` fills with token ids and labels, its loss output and
+    the batch shape:
+
+    ```mlir
+    exec.plan @main mesh(["world"], [1]) arena 4096 events 0
+        training {tokens = "input_ids", labels = "labels", loss = "loss",
+                  batch = 4 : i64, sequence = 64 : i64} { ... }
+    ```
+
+    The tokens and labels inputs are `[batch, sequence]` tensors of i64 or
+    i32; the loss output is a scalar f32.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
                        DenseI64ArrayAttr:$axis_sizes, I64Attr:$arena_bytes,
-                       I64Attr:$num_events, OptionalAttr<I64Attr>:$comm_sms);
+                       I64Attr:$num_events, OptionalAttr<I64Attr>:$comm_sms,
+                       OptionalAttr<DictionaryAttr>:$training);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `mesh` `(` $axis_names `,` $axis_sizes `)` `arena` $arena_bytes
-    `events` $num_events (`comm_sms` $comm_sms^)? attr-dict-with-keyword $body
+    `events` $num_events (`comm_sms` $comm_sms^)? (`training` $training^)?
+    attr-dict-with-keyword $body
   }];
+  let builders = [
+    // A plan that is not a training plan.
+    OpBuilder<(ins "::mlir::StringAttr":$sym_name,
+                   "::mlir::ArrayAttr":$axis_names,
+                   "::mlir::DenseI64ArrayAttr":$axis_sizes,
+                   "::mlir::IntegerAttr":$arena_bytes,
+                   "::mlir::IntegerAttr":$num_events,
+                   "::mlir::IntegerAttr":$comm_sms), [{
+      build($_builder, $_state, sym_name, axis_names, axis_sizes, arena_bytes,
+            num_events, comm_sms, /*training=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -89,20 +116,41 @@ def Exec_WeightOp : Exec_Op<"weight", [HasParent<"PlanOp">]> {
     mesh axes that dimension of the block (of the whole weight) is split over
     (empty: replicated).
 
+    `init "zeros"`: the buffer starts as zeros and the weights file is not
+    read (optimizer moments, step counters); absent, the weight is read from
+    the weights file. `state`: trained state, updated in place by the plan
+    every step (a `copy` kernel into the buffer), kept between steps,
+    written by `braid-run --save` and read by `--resume`.
+
     ```mlir
     exec.weight "c_attn.weight" @b3 full [64, 192] block [64, 64] at [0, 64] sharding [[], ["tp"]]
+    exec.weight "c_attn.weight.exp_avg" @b9 full [64, 192] sharding [[], []] init "zeros" state
     ```
   }];
   let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$buffer,
                        DenseI64ArrayAttr:$full_shape,
                        OptionalAttr<DenseI64ArrayAttr>:$block_offsets,
                        OptionalAttr<DenseI64ArrayAttr>:$block_shape,
-                       ArrayAttr:$sharding);
+                       ArrayAttr:$sharding, OptionalAttr<StrAttr>:$init,
+                       UnitAttr:$state);
   let assemblyFormat = [{
     $name $buffer `full` $full_shape
     (`block` $block_shape^ `at` $block_offsets)?
-    `sharding` $sharding attr-dict
+    `sharding` $sharding (`init` $init^)? (`state` $state^)? attr-dict
   }];
+  let builders = [
+    // A weight read from the weights file that is not state.
+    OpBuilder<(ins "::mlir::StringAttr":$name,
+                   "::mlir::FlatSymbolRefAttr":$buffer,
+                   "::mlir::DenseI64ArrayAttr":$full_shape,
+                   "::mlir::DenseI64ArrayAttr":$block_offsets,
+                   "::mlir::DenseI64ArrayAttr":$block_shape,
+                   "::mlir::ArrayAttr":$sharding), [{
+      build($_builder, $_state, name, buffer, full_shape, block_offsets,
+            block_shape, sharding, /*init=*/nullptr, /*state=*/nullptr);
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 def Exec_ConstantOp : Exec_Op<"constant", [HasParent<"PlanOp">]> {

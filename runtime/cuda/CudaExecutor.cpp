@@ -151,7 +151,8 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
                        check(cudaMemcpy(arena_ + buffer.offset, staging.data(),
                                         buffer.bytes, cudaMemcpyHostToDevice),
                              "uploading constants and weights");
-                     });
+                     },
+                     options_.checkpoint);
 
     steps_ = resolvePlanSteps(plan, mesh, rank,
                               [this](uint32_t id) { return buffer(id); },
@@ -284,11 +285,15 @@ void CudaExecutor::setInput(const std::string &name, const void *data,
 }
 
 std::vector<uint8_t> CudaExecutor::readOutput(const std::string &name) const {
-  TensorView view = output(name);
+  return readBuffer(bindingBuffer(plan_, name, /*input=*/false));
+}
+
+std::vector<uint8_t> CudaExecutor::readBuffer(uint32_t id) const {
+  TensorView view = buffer(id);
   std::vector<uint8_t> bytes(view.numBytes());
   check(cudaMemcpy(bytes.data(), view.data, bytes.size(),
                    cudaMemcpyDeviceToHost),
-        "copying an output from the GPU");
+        "copying a buffer from the GPU");
   return bytes;
 }
 

@@ -52,6 +52,10 @@ struct CudaExecutorOptions {
   bool timing = true;
   /// Bytes of kernel workspace per stream (cuBLAS, attention partials).
   size_t workspaceBytes = 64u << 20;
+  /// A --resume checkpoint, already checked against the plan: the state
+  /// weights start from it instead of the weights file or zeros. Must
+  /// outlive the constructor.
+  const SafetensorsFile *checkpoint = nullptr;
 };
 
 class CudaExecutor {
@@ -70,6 +74,9 @@ public:
   void setInput(const std::string &name, const void *data, size_t bytes);
   /// Copies the output binding `name` to the host (after run()).
   std::vector<uint8_t> readOutput(const std::string &name) const;
+  /// Copies buffer `id` to the host (after run(): trained state for
+  /// checkpoints).
+  std::vector<uint8_t> readBuffer(uint32_t id) const;
   /// The device view of an input or output binding.
   TensorView input(const std::string &name) const;
   TensorView output(const std::string &name) const;

@@ -84,7 +84,8 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
                    [this](const BufferInfo &buffer,
                           const std::function<void(void *)> &fill) {
                      fill(arena_ + buffer.offset);
-                   });
+                   },
+                   options_.checkpoint);
 
   // Every step's tensors and rank-dependent indices are fixed: compute them
   // once.

@@ -50,6 +50,10 @@ struct ExecutorOptions {
   /// Longest an event wait may block before the run fails. (Collectives have
   /// the Communicator's own timeout.)
   std::chrono::milliseconds eventTimeout{std::chrono::seconds(300)};
+  /// A --resume checkpoint, already checked against the plan: the state
+  /// weights start from it instead of the weights file or zeros. Must
+  /// outlive the constructor.
+  const SafetensorsFile *checkpoint = nullptr;
 };
 
 /// Runs one validated plan on one rank.

@@ -188,7 +188,8 @@ void writeInitialData(
     const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
     const SafetensorsFile *weights,
     const std::function<void(const BufferInfo &,
-                             const std::function<void(void *)> &)> &sink) {
+                             const std::function<void(void *)> &)> &sink,
+    const SafetensorsFile *checkpoint) {
   const plan::Plan &proto = plan.proto;
   for (const plan::Constant &constant : proto.constants())
     sink(plan.buffers[constant.buffer()], [&](void *target) {
@@ -196,12 +197,20 @@ void writeInitialData(
     });
 
   for (const plan::Weight &weight : proto.weights()) {
-    const SafetensorsTensor *tensor =
-        weights ? weights->find(weight.name()) : nullptr;
-    if (!tensor)
-      throw PlanError("weight '" + weight.name() +
-                      "' is not in the weights file given to the executor");
     const BufferInfo &buffer = plan.buffers[weight.buffer()];
+    const SafetensorsFile *source =
+        weight.state() && checkpoint ? checkpoint : weights;
+    if (weight.init() == plan::ZEROS && source != checkpoint) {
+      sink(buffer, [&](void *target) { std::memset(target, 0, buffer.bytes); });
+      continue;
+    }
+    const char *what =
+        source == checkpoint ? "checkpoint" : "weights file";
+    const SafetensorsTensor *tensor =
+        source ? source->find(weight.name()) : nullptr;
+    if (!tensor)
+      throw PlanError("weight '" + weight.name() + "' is not in the " + what +
+                      " given to the executor");
     DimAxes dimAxes;
     for (const plan::DimSharding &dim : weight.sharding())
       dimAxes.emplace_back(dim.axes().begin(), dim.axes().end());
@@ -211,12 +220,12 @@ void writeInitialData(
     if (region.sizes != buffer.shape || tensor->dtype != buffer.dtype ||
         !std::equal(tensor->shape.begin(), tensor->shape.end(),
                     weight.full_shape().begin(), weight.full_shape().end()))
-      throw PlanError("weight '" + weight.name() +
-                      "' in the weights file given to the executor does not "
-                      "match the one the plan was validated against");
+      throw PlanError("weight '" + weight.name() + "' in the " + what +
+                      " given to the executor does not match the one the "
+                      "plan was validated against");
     sink(buffer, [&](void *target) {
-      copyRegion(weights->data(*tensor), tensor->shape,
-                 byteSize(buffer.dtype), region, target);
+      copyRegion(source->data(*tensor), tensor->shape, byteSize(buffer.dtype),
+                 region, target);
     });
   }
 }

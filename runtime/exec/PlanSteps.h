@@ -152,14 +152,17 @@ resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
 
 /// Writes the plan's constants and this rank's slice of every weight:
 /// `sink(buffer, fill)` provides host memory for the buffer, calls fill on it
-/// (which writes buffer.bytes bytes) and puts it in place. Throws PlanError
-/// when `weights` lacks a weight or holds another one than the plan was
-/// validated against.
+/// (which writes buffer.bytes bytes) and puts it in place. ZEROS weights are
+/// zeros; with `checkpoint` (a --resume checkpoint checked against the plan)
+/// state weights come from it instead of the weights file or zeros. Throws
+/// PlanError when a file lacks a weight or holds another one than the plan
+/// was validated against.
 void writeInitialData(
     const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
     const SafetensorsFile *weights,
     const std::function<void(const BufferInfo &,
-                             const std::function<void(void *)> &)> &sink);
+                             const std::function<void(void *)> &)> &sink,
+    const SafetensorsFile *checkpoint = nullptr);
 
 /// An order in which one thread can issue every step of every stream to
 /// queues that run in order (CUDA streams): each wait comes after the record

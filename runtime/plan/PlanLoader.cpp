@@ -53,6 +53,7 @@ public:
     checkConstants();
     checkWeights();
     checkBindings();
+    checkTraining();
     checkFilledOverlaps();
     if (plan_.num_events() > kMaxEvents)
       fail("num_events", std::to_string(plan_.num_events()) +
@@ -240,37 +241,113 @@ private:
     }
   }
 
+  /// Checks the weights-file tensor that a FILE weight reads: present, of
+  /// the buffer's dtype and the plan's full shape.
+  void checkWeightInFile(const std::string &field, const plan::Weight &weight,
+                         const BufferInfo &buffer) {
+    const std::string &name = weight.name();
+    const SafetensorsTensor *tensor = options_.weights->find(name);
+    if (!tensor)
+      fail(field + ".name", quoted(name) + " is not in the weights file " +
+                                quoted(options_.weights->path()));
+    if (!tensor->dtype)
+      fail(field + ".name", quoted(name) + " has dtype " + tensor->dtypeName +
+                                " in the weights file, which Braid buffers "
+                                "cannot hold");
+    if (*tensor->dtype != buffer.dtype)
+      fail(field + ".buffer",
+           quoted(name) + " is " + std::string(toString(*tensor->dtype)) +
+               " in the weights file but " + describe(buffer) + " is " +
+               std::string(toString(buffer.dtype)));
+    std::vector<int64_t> fullShape(weight.full_shape().begin(),
+                                   weight.full_shape().end());
+    if (fullShape != tensor->shape)
+      fail(field + ".full_shape", shapeToString(fullShape) +
+                                      " differs from the shape " +
+                                      shapeToString(tensor->shape) + " of " +
+                                      quoted(name) + " in the weights file");
+  }
+
+  /// A ZEROS weight has no tensor in the weights file: its full shape must
+  /// be a valid tensor shape of the buffer's dtype on its own.
+  void checkZerosShape(const std::string &field, const plan::Weight &weight,
+                       const BufferInfo &buffer) {
+    Shape fullShape(weight.full_shape().begin(), weight.full_shape().end());
+    for (size_t d = 0; d < fullShape.size(); ++d)
+      if (fullShape[d] < 0)
+        fail(field + ".full_shape[" + std::to_string(d) + "]",
+             std::to_string(fullShape[d]) + " is negative");
+    if (!checkedByteSize(fullShape, byteSize(buffer.dtype)))
+      fail(field + ".full_shape",
+           shapeToString(fullShape) + " of " +
+               std::string(toString(buffer.dtype)) +
+               ": its non-zero sizes hold 2^63 bytes or more");
+  }
+
+  /// Weights of one name are one tensor: the same full shape, element type,
+  /// init and state everywhere. Two blocks of a state weight must not
+  /// overlap: each would be updated on its own and they would disagree.
+  void checkSameName(const std::string &field, int index) {
+    const plan::Weight &weight = plan_.weights(index);
+    auto [it, first] = firstOfName_.emplace(weight.name(), index);
+    if (first)
+      return;
+    const plan::Weight &other = plan_.weights(it->second);
+    std::string otherField = "weights[" + std::to_string(it->second) + "]";
+    std::string name = quoted(weight.name());
+    if (!std::equal(weight.full_shape().begin(), weight.full_shape().end(),
+                    other.full_shape().begin(), other.full_shape().end()))
+      fail(field + ".full_shape", "differs from the full shape of " + name +
+                                      " in " + otherField);
+    if (result_.buffers[weight.buffer()].dtype !=
+        result_.buffers[other.buffer()].dtype)
+      fail(field + ".buffer", "has another element type than the buffer of " +
+                                  name + " in " + otherField);
+    if (weight.init() != other.init())
+      fail(field + ".init",
+           "differs from the init of " + name + " in " + otherField);
+    if (weight.state() != other.state())
+      fail(field + ".state", name + " is state here but not in " +
+                                 otherField + " (or the other way round)");
+    if (!weight.state())
+      return;
+    for (int j = 0; j < index; ++j) {
+      const plan::Weight &earlier = plan_.weights(j);
+      if (earlier.name() != weight.name())
+        continue;
+      ShardRegion a = weightBlock(weight), b = weightBlock(earlier);
+      bool overlap = true;
+      for (size_t d = 0; d < a.sizes.size(); ++d)
+        overlap &= a.offsets[d] < b.offsets[d] + b.sizes[d] &&
+                   b.offsets[d] < a.offsets[d] + a.sizes[d];
+      if (overlap)
+        fail(field, "the state weight " + name + " overlaps its block in "
+                    "weights[" + std::to_string(j) +
+                        "]; each block of a state weight must be held "
+                        "once");
+    }
+  }
+
   void checkWeights() {
-    if (plan_.weights_size() > 0 && !options_.weights)
-      fail("weights", "the plan has " + std::to_string(plan_.weights_size()) +
-                          " weights (the first is " +
-                          quoted(plan_.weights(0).name()) +
-                          ") but no weights file was given");
+    for (const plan::Weight &weight : plan_.weights())
+      if (weight.init() == plan::FILE && !options_.weights)
+        fail("weights", "the plan reads weights from a weights file (the "
+                        "first is " +
+                            quoted(weight.name()) +
+                            ") but no weights file was given");
     for (int i = 0; i < plan_.weights_size(); ++i) {
       const plan::Weight &weight = plan_.weights(i);
       std::string field = "weights[" + std::to_string(i) + "]";
       const std::string &name = weight.name();
       const BufferInfo &buffer = bufferRef(field + ".buffer", weight.buffer());
-      const SafetensorsTensor *tensor = options_.weights->find(name);
-      if (!tensor)
-        fail(field + ".name", quoted(name) + " is not in the weights file " +
-                                  quoted(options_.weights->path()));
-      if (!tensor->dtype)
-        fail(field + ".name", quoted(name) + " has dtype " + tensor->dtypeName +
-                                  " in the weights file, which Braid buffers "
-                                  "cannot hold");
-      if (*tensor->dtype != buffer.dtype)
-        fail(field + ".buffer",
-             quoted(name) + " is " + std::string(toString(*tensor->dtype)) +
-                 " in the weights file but " + describe(buffer) + " is " +
-                 std::string(toString(buffer.dtype)));
-      std::vector<int64_t> fullShape(weight.full_shape().begin(),
-                                     weight.full_shape().end());
-      if (fullShape != tensor->shape)
-        fail(field + ".full_shape", shapeToString(fullShape) +
-                                        " differs from the shape " +
-                                        shapeToString(tensor->shape) + " of " +
-                                        quoted(name) + " in the weights file");
+      if (weight.init() == plan::FILE)
+        checkWeightInFile(field, weight, buffer);
+      else if (weight.init() == plan::ZEROS)
+        checkZerosShape(field, weight, buffer);
+      else
+        fail(field + ".init", std::to_string(weight.init()) +
+                                  " is not a known weight init (FILE or "
+                                  "ZEROS)");
       checkBlock(field, weight);
       DimAxes dimAxes;
       for (const plan::DimSharding &dim : weight.sharding())
@@ -285,8 +362,57 @@ private:
         fail(field + ".buffer", "the shard of " + quoted(name) + " is " +
                                     shapeToString(shard) + " but " +
                                     describe(buffer) + " has another shape");
+      checkSameName(field, i);
       fill(field + ".buffer", weight.buffer(), "weight " + quoted(name));
     }
+  }
+
+  /// The buffer of the input (or output) binding `name`, for `field`.
+  const BufferInfo &bindingRef(const std::string &field,
+                               const std::string &name, bool input) const {
+    const auto &bindings = input ? plan_.inputs() : plan_.outputs();
+    for (const plan::Binding &binding : bindings)
+      if (binding.name() == name)
+        return result_.buffers[binding.buffer()];
+    fail(field, quoted(name) + " is not " +
+                    (input ? "an input" : "an output") + " of the plan");
+  }
+
+  void checkTraining() {
+    if (!plan_.has_training())
+      return;
+    const plan::Training &training = plan_.training();
+    if (training.batch() <= 0)
+      fail("training.batch",
+           std::to_string(training.batch()) + " is not positive");
+    if (training.sequence() <= 0)
+      fail("training.sequence",
+           std::to_string(training.sequence()) + " is not positive");
+    std::vector<int64_t> batchShape = {training.batch(), training.sequence()};
+    const char *fields[] = {"training.tokens_input", "training.labels_input"};
+    const std::string *names[] = {&training.tokens_input(),
+                                  &training.labels_input()};
+    for (int k = 0; k < 2; ++k) {
+      const BufferInfo &buffer =
+          bindingRef(fields[k], *names[k], /*input=*/true);
+      if (buffer.dtype != DType::I64 && buffer.dtype != DType::I32)
+        fail(fields[k], "input " + quoted(*names[k]) + " is " +
+                            describe(buffer) + "; token ids need i64 or i32");
+      if (buffer.shape != batchShape)
+        fail(fields[k], "input " + quoted(*names[k]) + " is " +
+                            describe(buffer) + ", not [batch, sequence] = " +
+                            shapeToString(batchShape));
+    }
+    if (training.tokens_input() == training.labels_input())
+      fail("training.labels_input",
+           quoted(training.labels_input()) +
+               " is also the tokens input; labels need their own input");
+    const BufferInfo &loss = bindingRef(
+        "training.loss_output", training.loss_output(), /*input=*/false);
+    if (loss.dtype != DType::F32 || !loss.shape.empty())
+      fail("training.loss_output",
+           "output " + quoted(training.loss_output()) + " is " +
+               describe(loss) + "; the loss must be a scalar f32");
   }
 
   void checkBindings() {
@@ -552,6 +678,8 @@ private:
   const LoadOptions &options_;
   std::map<uint32_t, std::string> filledBy_;
   std::map<uint32_t, int> records_;
+  /// The index of the first weight of each name.
+  std::map<std::string, int> firstOfName_;
 };
 
 } // namespace

@@ -18,9 +18,14 @@
 //     the element size, fits in int64;
 //   - constants, weights and inputs each fill a buffer of the right byte size;
 //     no buffer is filled twice and no two of them overlap;
-//   - every weight exists in the weights file with the plan's full shape and
-//     dtype, its block (if any) lies inside it, its sharding splits the block
-//     (the whole weight) evenly and the buffer has the shard's shape;
+//   - every weight read from the file exists there with the plan's full shape
+//     and dtype (a ZEROS weight's full shape is a valid shape of its own),
+//     its block (if any) lies inside it, its sharding splits the block (the
+//     whole weight) evenly and the buffer has the shard's shape; weights of
+//     one name agree on full shape, dtype, init and state, and the blocks of
+//     a state weight do not overlap;
+//   - a training plan's tokens and labels are [batch, sequence] i64 or i32
+//     inputs and its loss a scalar f32 output;
 //   - every kernel's op is in the registry and passes its checks (counts,
 //     attributes, shapes, element types);
 //   - collectives name existing axes and their shapes agree with the group
@@ -52,7 +57,7 @@ class KernelRegistry;
 class SafetensorsFile;
 
 /// The plan format this runtime reads (Plan.format_version).
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
 
 /// The most events a plan may declare; more would only waste memory.
 constexpr uint32_t kMaxEvents = 1u << 24;
@@ -73,7 +78,8 @@ struct LoadOptions {
   /// The number of ranks of this run; 0 accepts the plan's mesh (simulation,
   /// fuzzing).
   int64_t worldSize = 0;
-  /// The weights file; required when the plan has weights.
+  /// The weights file; required when the plan reads weights from one (any
+  /// weight whose init is FILE).
   const SafetensorsFile *weights = nullptr;
 };
 

@@ -134,6 +134,12 @@ int runSimBackend(const SimFlags &flags, const std::string &planPath,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
 
+  if (plan.proto.has_training()) {
+    const plan::Training &training = plan.proto.training();
+    out << "training plan: one training step simulated (batch "
+        << training.batch() << " x sequence " << training.sequence() << " = "
+        << training.batch() * training.sequence() << " tokens)\n";
+  }
   out << result.summary();
   char wall[96];
   std::snprintf(wall, sizeof(wall),

@@ -113,6 +113,10 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
         // and costs nothing rather than failing the whole simulation.
         op.flops = static_cast<double>(std::max<int64_t>(step.flops, 0));
         op.bytes = static_cast<double>(std::max<int64_t>(step.bytes, 0));
+        // A copy (a training step's state update) moves exactly its input
+        // twice, read and written, whatever the estimate says.
+        if (step.name == "copy")
+          op.bytes = 2.0 * static_cast<double>(step.args.inputs[0].numBytes());
         op.isolatedSec = kernelTime(config.profile, op.kernelClass, op.dtype,
                                     op.flops, op.bytes)
                              .total();

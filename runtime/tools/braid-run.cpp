@@ -11,6 +11,9 @@
 //   braid-run plan.bplan --backend cuda [--cuda-graph] [same options]
 //   braid-run plan.bplan --backend sim --hw PROFILE [--nodes N] [--world N]
 //             [--trace out.json] [--svg out.svg]
+//   braid-run train.bplan --steps N --data FILE [--data-dtype uint16|int32]
+//             [--loss-log loss.csv] [--save ckpt.safetensors]
+//             [--save-every K] [--resume ckpt.safetensors] [--shuffle SEED]
 //
 // One process per rank: alone it runs one-rank plans; under mpirun (in a
 // build with MPI) every process runs its rank. Exit status: 0 success, 1 an
@@ -27,6 +30,9 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/sim/SimCommand.h"
 #include "runtime/tools/TensorFiles.h"
+#include "runtime/train/TokenData.h"
+#include "runtime/train/TrainingDevice.h"
+#include "runtime/train/TrainingLoop.h"
 #include "runtime/weights/Safetensors.h"
 
 #ifdef BRAID_RUNTIME_HAS_MPI
@@ -50,7 +56,10 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace braid::rt;
 
@@ -81,6 +90,21 @@ options:
   --help              this text
   --version           the version of Braid
 exit status: 0 success, 1 outputs differ from --expected, 2 error
+
+training plans (braidc --train): one run is one step
+  --steps N           run steps up to N (absolute: after --resume at step
+                      10, --steps 20 runs steps 10..19)
+  --data FILE         flat little-endian token ids, memory-mapped; row b of
+                      step t reads window w = t*B + b: tokens
+                      [w*S, w*S + S] (inputs, then labels shifted by one)
+  --data-dtype T      uint16 (default) or int32
+  --shuffle SEED      read the windows in a fixed permutation from SEED
+  --loss-log FILE     step,loss CSV (rank 0; FILE.partial until the end)
+  --save FILE         checkpoint of every state weight, whole (safetensors,
+                      written atomically) after the last step
+  --save-every K      also after every K-th step (same FILE)
+  --resume FILE       start from a checkpoint, at its step
+  other inputs of the plan come from --input/--inputs as usual
 )";
 
 /// A usage or input error: one message, exit status 2.
@@ -101,6 +125,17 @@ struct Options {
   int repeat = 1;
   double timeoutSeconds = 300;
   bool cudaGraph = false;
+  // Training runs.
+  int64_t steps = 0;
+  std::string data;
+  TokenFormat dataFormat = TokenFormat::U16;
+  std::string lossLog;
+  std::string save;
+  int64_t saveEvery = 0;
+  std::string resume;
+  std::optional<uint64_t> shuffleSeed;
+  /// The training flags given, for the check that they come with --steps.
+  std::vector<std::string> trainingFlags;
 };
 
 double parseNumber(const std::string &flag, const std::string &text) {
@@ -108,6 +143,21 @@ double parseNumber(const std::string &flag, const std::string &text) {
   double value = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
     throw UsageError(flag + " needs a non-negative number, got '" + text + "'");
+  return value;
+}
+
+/// A decimal whole number in [lowest, 2^63).
+uint64_t parseWhole(const std::string &flag, const std::string &text,
+                    uint64_t lowest) {
+  uint64_t value = 0;
+  bool valid = !text.empty() && text.size() <= 18;
+  for (char c : text) {
+    valid &= c >= '0' && c <= '9';
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!valid || value < lowest)
+    throw UsageError(flag + " needs a whole number from " +
+                     std::to_string(lowest) + ", got '" + text + "'");
   return value;
 }
 
@@ -170,6 +220,34 @@ Options parseOptions(int argc, char **argv) {
       if (inlineValue)
         throw UsageError("--cuda-graph takes no value");
       options.cudaGraph = true;
+    } else if (flag == "--steps") {
+      options.steps = static_cast<int64_t>(parseWhole(flag, value(), 1));
+    } else if (flag == "--data") {
+      options.data = value();
+      options.trainingFlags.push_back(flag);
+    } else if (flag == "--data-dtype") {
+      std::string text = value();
+      std::optional<TokenFormat> format = parseTokenFormat(text);
+      if (!format)
+        throw UsageError("--data-dtype needs uint16 or int32, got '" + text +
+                         "'");
+      options.dataFormat = *format;
+      options.trainingFlags.push_back(flag);
+    } else if (flag == "--loss-log") {
+      options.lossLog = value();
+      options.trainingFlags.push_back(flag);
+    } else if (flag == "--save") {
+      options.save = value();
+      options.trainingFlags.push_back(flag);
+    } else if (flag == "--save-every") {
+      options.saveEvery = static_cast<int64_t>(parseWhole(flag, value(), 1));
+      options.trainingFlags.push_back(flag);
+    } else if (flag == "--resume") {
+      options.resume = value();
+      options.trainingFlags.push_back(flag);
+    } else if (flag == "--shuffle") {
+      options.shuffleSeed = parseWhole(flag, value(), 0);
+      options.trainingFlags.push_back(flag);
     } else if (flag.rfind("-", 0) == 0)
       throw UsageError("unknown option '" + flag + "' (see --help)");
     else if (options.plan.empty())
@@ -180,6 +258,21 @@ Options parseOptions(int argc, char **argv) {
   }
   if (options.plan.empty())
     throw UsageError("no plan given (see --help)");
+  if (options.steps == 0 && !options.trainingFlags.empty())
+    throw UsageError(options.trainingFlags.front() +
+                     " needs --steps (a training run)");
+  if (options.steps > 0) {
+    if (options.data.empty())
+      throw UsageError("--steps needs --data FILE (the token ids to train "
+                       "on)");
+    if (options.saveEvery > 0 && options.save.empty())
+      throw UsageError("--save-every needs --save FILE");
+    if (!options.outputsDir.empty() || !options.expectedDir.empty() ||
+        options.repeat != 1)
+      throw UsageError("--outputs, --expected and --repeat do not apply to a "
+                       "training run (--steps): it writes --loss-log and "
+                       "--save");
+  }
   return options;
 }
 
@@ -224,9 +317,11 @@ std::string describe(DType dtype, const std::vector<int64_t> &shape) {
   return std::string(toString(dtype)) + " " + shapeToString(shape);
 }
 
-/// Reads every input binding's data, by name.
+/// Reads every input binding's data, by name, except the inputs in `skip`
+/// (a training run's tokens and labels).
 std::vector<HostTensor> readInputs(const Options &options,
-                                   const LoadedPlan &plan) {
+                                   const LoadedPlan &plan,
+                                   const std::set<std::string> &skip = {}) {
   std::vector<HostTensor> inputs;
   for (const auto &[name, file] : options.inputFiles) {
     bool known = false;
@@ -235,9 +330,14 @@ std::vector<HostTensor> readInputs(const Options &options,
     if (!known)
       throw UsageError("--input " + name + ": the plan has no input '" + name +
                        "'");
+    if (skip.count(name))
+      throw UsageError("--input " + name + ": a training run fills '" + name +
+                       "' from --data");
   }
   for (int i = 0; i < plan.proto.inputs_size(); ++i) {
     const auto &binding = plan.proto.inputs(i);
+    if (skip.count(binding.name()))
+      continue;
     const BufferInfo &buffer = plan.buffers[binding.buffer()];
     std::string path;
     auto it = options.inputFiles.find(binding.name());
@@ -271,6 +371,8 @@ public:
   virtual void run() = 0;
   virtual HostTensor output(const std::string &name) const = 0;
   virtual const RunProfile &profile() const = 0;
+  /// The executor as the training loop drives it.
+  virtual TrainingDevice &device() = 0;
 };
 
 HostTensor hostTensor(const std::string &name, const TensorView &view,
@@ -287,13 +389,15 @@ HostTensor hostTensor(const std::string &name, const TensorView &view,
 class CpuRunner final : public Runner {
 public:
   CpuRunner(const LoadedPlan &plan, const SafetensorsFile *weights,
-            int64_t ranks, std::chrono::milliseconds timeout, int *argc,
-            char ***argv)
+            const SafetensorsFile *checkpoint, int64_t ranks,
+            std::chrono::milliseconds timeout, int *argc, char ***argv)
       : comm_(makeCommunicator(plan.mesh, ranks, argc, argv)) {
     comm_->setTimeout(timeout);
     ExecutorOptions options;
     options.eventTimeout = timeout;
+    options.checkpoint = checkpoint;
     executor_ = std::make_unique<Executor>(plan, *comm_, weights, options);
+    device_ = std::make_unique<ExecutorDevice>(*executor_, *comm_);
   }
   int64_t rank() const override { return comm_->rank(); }
   void setInput(const HostTensor &tensor) override {
@@ -306,18 +410,97 @@ public:
     return hostTensor(name, view, view.data);
   }
   const RunProfile &profile() const override { return executor_->profile(); }
+  TrainingDevice &device() override { return *device_; }
 
 private:
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<Executor> executor_;
+  std::unique_ptr<ExecutorDevice> device_;
 };
 
 #ifdef BRAID_RUNTIME_HAS_CUDA
+/// The CUDA backend as the training loop drives it. Checkpoint gathers go
+/// through NCCL on a stream of their own, polled against the
+/// communicator's timeout like the executor's runs.
+class CudaTrainingDevice final : public TrainingDevice {
+public:
+  CudaTrainingDevice(cuda::CudaExecutor &executor,
+                     cuda::CudaCommunicator &comm, const LoadedPlan &plan)
+      : executor_(executor), comm_(comm), plan_(plan) {}
+  int64_t rank() const override { return comm_.rank(); }
+  void setInput(const std::string &name, const void *data,
+                size_t bytes) override {
+    executor_.setInput(name, data, bytes);
+  }
+  void run() override { executor_.run(); }
+  std::vector<uint8_t> readBuffer(uint32_t id) override {
+    return executor_.readBuffer(id);
+  }
+  void allGather(const void *in, void *out, int64_t count,
+                 DType dtype) override {
+    const std::vector<std::string> &axes = comm_.mesh().axisNames;
+    // Every rank reaches its first gather at the same point, so the
+    // communicator of the whole mesh is made in the same order everywhere.
+    if (!prepared_) {
+      comm_.prepare({axes}, static_cast<int>(plan_.proto.comm_sms()));
+      prepared_ = true;
+    }
+    size_t bytes = static_cast<size_t>(count) * byteSize(dtype);
+    size_t ranks = static_cast<size_t>(comm_.mesh().numRanks());
+    void *deviceIn = nullptr, *deviceOut = nullptr;
+    cudaStream_t stream = nullptr;
+    auto release = [&] {
+      cudaFree(deviceIn);
+      cudaFree(deviceOut);
+      if (stream)
+        cudaStreamDestroy(stream);
+    };
+    try {
+      cuda::check(cudaMalloc(&deviceIn, std::max<size_t>(bytes, 1)),
+                  "cudaMalloc (checkpoint gather)");
+      cuda::check(cudaMalloc(&deviceOut, std::max<size_t>(bytes * ranks, 1)),
+                  "cudaMalloc (checkpoint gather)");
+      cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                  "cudaStreamCreate");
+      cuda::check(cudaMemcpy(deviceIn, in, bytes, cudaMemcpyHostToDevice),
+                  "uploading a checkpoint shard");
+      comm_.allGather(axes, deviceIn, deviceOut, count, dtype, stream);
+      auto deadline = std::chrono::steady_clock::now() + comm_.timeout();
+      cudaError_t state;
+      while ((state = cudaStreamQuery(stream)) == cudaErrorNotReady) {
+        comm_.checkAsyncErrors();
+        if (std::chrono::steady_clock::now() > deadline) {
+          comm_.abort();
+          throw CollectiveError("rank " + std::to_string(comm_.rank()) +
+                                ": the checkpoint gather timed out after " +
+                                formatSeconds(comm_.timeout()));
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      cuda::check(state, "the checkpoint gather");
+      cuda::check(
+          cudaMemcpy(out, deviceOut, bytes * ranks, cudaMemcpyDeviceToHost),
+          "downloading a gathered checkpoint shard");
+    } catch (...) {
+      release();
+      throw;
+    }
+    release();
+  }
+
+private:
+  cuda::CudaExecutor &executor_;
+  cuda::CudaCommunicator &comm_;
+  const LoadedPlan &plan_;
+  bool prepared_ = false;
+};
+
 class CudaRunner final : public Runner {
 public:
   CudaRunner(const LoadedPlan &plan, const SafetensorsFile *weights,
-             int64_t ranks, std::chrono::milliseconds timeout, bool graph,
-             int *argc, char ***argv) {
+             const SafetensorsFile *checkpoint, int64_t ranks,
+             std::chrono::milliseconds timeout, bool graph, int *argc,
+             char ***argv) {
     int count = 0;
     cuda::check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
     cuda::check(cudaSetDevice(cuda::deviceForLocalRank(count)),
@@ -327,8 +510,10 @@ public:
     cuda::CudaExecutorOptions options;
     options.timeout = timeout;
     options.graph = graph;
+    options.checkpoint = checkpoint;
     executor_ =
         std::make_unique<cuda::CudaExecutor>(plan, *comm_, weights, options);
+    device_ = std::make_unique<CudaTrainingDevice>(*executor_, *comm_, plan);
   }
   int64_t rank() const override { return comm_->rank(); }
   void setInput(const HostTensor &tensor) override {
@@ -340,10 +525,12 @@ public:
     return hostTensor(name, executor_->output(name), bytes.data());
   }
   const RunProfile &profile() const override { return executor_->profile(); }
+  TrainingDevice &device() override { return *device_; }
 
 private:
   std::unique_ptr<cuda::CudaCommunicator> comm_;
   std::unique_ptr<cuda::CudaExecutor> executor_;
+  std::unique_ptr<CudaTrainingDevice> device_;
 };
 #endif
 
@@ -431,6 +618,18 @@ std::string tracePath(const std::string &path, int64_t rank, int64_t ranks) {
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
+/// The Chrome trace of the runner's last run, when `path` is given.
+void writeTrace(const std::string &path, const Runner &runner, int64_t rank,
+                int64_t ranks) {
+  if (path.empty())
+    return;
+  std::string file = tracePath(path, rank, ranks);
+  std::ofstream trace(file);
+  runner.profile().writeChromeTrace(trace);
+  if (!trace)
+    throw UsageError("cannot write the trace '" + file + "'");
+}
+
 int run(int argc, char **argv) {
   // --- sim backend (owner: runtime/sim, see runtime/sim/SimCommand.h) ---- //
   // Takes --backend, --hw, --nodes, --world and --svg out of argv.
@@ -482,21 +681,60 @@ int run(int argc, char **argv) {
   loadOptions.weights = weights ? &*weights : nullptr;
   LoadedPlan plan = loadPlanFile(options.plan, loadOptions);
 
+  // A training run is checked whole (data, checkpoint, inputs) before any
+  // executor exists or any file is written.
+  std::optional<SafetensorsFile> resumed;
+  std::optional<TokenFile> data;
+  std::optional<TrainingRun> training;
+  std::vector<HostTensor> inputs;
+  if (options.steps > 0) {
+    if (!options.resume.empty())
+      resumed = SafetensorsFile::open(options.resume, "checkpoint");
+    data = TokenFile::open(options.data, options.dataFormat);
+    TrainingOptions trainingOptions;
+    trainingOptions.steps = options.steps;
+    trainingOptions.lossLog = options.lossLog;
+    trainingOptions.save = options.save;
+    trainingOptions.saveEvery = options.saveEvery;
+    trainingOptions.shuffleSeed = options.shuffleSeed;
+    trainingOptions.progress = ::isatty(STDERR_FILENO) == 1;
+    if (plan.proto.has_training()) {
+      std::set<std::string> filled = {plan.proto.training().tokens_input(),
+                                      plan.proto.training().labels_input()};
+      for (HostTensor &input : readInputs(options, plan, filled))
+        trainingOptions.fixedInputs[input.name] = std::move(input.data);
+    }
+    training.emplace(plan, *data, std::move(trainingOptions),
+                     weights ? &*weights : nullptr,
+                     resumed ? &*resumed : nullptr);
+  } else {
+    inputs = readInputs(options, plan);
+  }
+
   auto timeout = std::chrono::milliseconds(
       static_cast<int64_t>(options.timeoutSeconds * 1000));
+  const SafetensorsFile *checkpoint = resumed ? &*resumed : nullptr;
   std::unique_ptr<Runner> runner;
 #ifdef BRAID_RUNTIME_HAS_CUDA
   if (useCuda)
     runner = std::make_unique<CudaRunner>(plan, weights ? &*weights : nullptr,
-                                          ranks, timeout, options.cudaGraph,
-                                          &argc, &argv);
+                                          checkpoint, ranks, timeout,
+                                          options.cudaGraph, &argc, &argv);
 #endif
   if (!runner)
     runner = std::make_unique<CpuRunner>(plan, weights ? &*weights : nullptr,
-                                         ranks, timeout, &argc, &argv);
+                                         checkpoint, ranks, timeout, &argc,
+                                         &argv);
   int64_t rank = runner->rank();
   std::string prefix = ranks > 1 ? "[rank " + std::to_string(rank) + "] " : "";
-  std::vector<HostTensor> inputs = readInputs(options, plan);
+
+  if (training) {
+    TrainingSummary summary = training->run(runner->device(), std::cerr);
+    if (rank == 0)
+      std::cout << summary.format();
+    writeTrace(options.trace, *runner, rank, ranks);
+    return 0;
+  }
 
   std::vector<int64_t> totals;
   for (int r = 0; r < options.repeat; ++r) {
@@ -514,13 +752,7 @@ int run(int argc, char **argv) {
       std::cout << " " << static_cast<double>(total) / 1e6;
     std::cout << "\n";
   }
-  if (!options.trace.empty()) {
-    std::string path = tracePath(options.trace, rank, ranks);
-    std::ofstream trace(path);
-    runner->profile().writeChromeTrace(trace);
-    if (!trace)
-      throw UsageError("cannot write the trace '" + path + "'");
-  }
+  writeTrace(options.trace, *runner, rank, ranks);
 
   std::vector<HostTensor> outputs;
   for (const auto &binding : plan.proto.outputs())

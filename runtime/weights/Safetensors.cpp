@@ -6,18 +6,13 @@
 
 #include "runtime/weights/Safetensors.h"
 
+#include "runtime/core/MappedFile.h"
 #include "runtime/core/Shape.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace braid::rt {
 
@@ -62,49 +57,25 @@ std::optional<uint64_t> asUnsigned(const json &value) {
   return std::nullopt;
 }
 
-/// The mapping of a file into memory, released with the last copy.
-std::shared_ptr<const uint8_t> mapFile(const std::string &path,
-                                       uint64_t &size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw WeightsError("cannot open weights file '" + path +
-                       "': " + std::strerror(errno));
-  struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    int error = errno;
-    ::close(fd);
-    throw WeightsError("cannot stat weights file '" + path +
-                       "': " + std::strerror(error));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
-    throw WeightsError("weights file '" + path + "' is not a regular file");
-  }
-  size = static_cast<uint64_t>(info.st_size);
-  if (size < 8) {
-    ::close(fd);
-    throw WeightsError("weights file '" + path + "' has " +
-                       std::to_string(size) +
-                       " bytes, fewer than the 8-byte header size");
-  }
-  void *base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int error = errno;
-  ::close(fd);
-  if (base == MAP_FAILED)
-    throw WeightsError("cannot map weights file '" + path +
-                       "': " + std::strerror(error));
-  uint64_t length = size;
-  return std::shared_ptr<const uint8_t>(
-      static_cast<const uint8_t *>(base), [length](const uint8_t *p) {
-        ::munmap(const_cast<uint8_t *>(p), length);
-      });
-}
 } // namespace
 
-SafetensorsFile SafetensorsFile::open(const std::string &path) {
+SafetensorsFile SafetensorsFile::open(const std::string &path,
+                                      const std::string &role) {
   SafetensorsFile file;
   file.path_ = path;
-  file.bytes_ = mapFile(path, file.size_);
+  file.role_ = role;
+  MappedFile mapped;
+  try {
+    mapped = mapFileReadOnly(path, role);
+  } catch (const FileError &error) {
+    throw WeightsError(error.what());
+  }
+  if (mapped.size < 8)
+    throw WeightsError(role + " '" + path + "' has " +
+                       std::to_string(mapped.size) +
+                       " bytes, fewer than the 8-byte header size");
+  file.bytes_ = std::move(mapped.bytes);
+  file.size_ = mapped.size;
   file.parse();
   return file;
 }
@@ -122,7 +93,7 @@ SafetensorsFile SafetensorsFile::fromBytes(std::vector<uint8_t> bytes,
 
 void SafetensorsFile::parse() {
   auto fail = [&](const std::string &problem) -> WeightsError {
-    return WeightsError("weights file '" + path_ + "': " + problem);
+    return WeightsError(role_ + " '" + path_ + "': " + problem);
   };
   if (size_ < 8)
     throw fail("has " + std::to_string(size_) +
@@ -245,8 +216,9 @@ std::string_view safetensorsDTypeName(DType dtype) {
                               std::to_string(static_cast<int>(dtype)));
 }
 
-std::vector<uint8_t>
-encodeSafetensors(const std::vector<SafetensorsEntry> &entries) {
+std::string
+safetensorsHeader(const std::vector<SafetensorsEntry> &entries,
+                  const std::map<std::string, std::string> &metadata) {
   json header = json::object();
   uint64_t offset = 0;
   for (const SafetensorsEntry &entry : entries) {
@@ -256,19 +228,33 @@ encodeSafetensors(const std::vector<SafetensorsEntry> &entries) {
         {"data_offsets", {offset, offset + entry.data.size()}}};
     offset += entry.data.size();
   }
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
   std::string text = header.dump();
   // Pad with spaces so the data starts 8-byte aligned, as the Python writer
   // does.
   while ((8 + text.size()) % 8)
     text.push_back(' ');
-  std::vector<uint8_t> bytes;
-  bytes.reserve(8 + text.size() + offset);
+  std::string bytes;
+  bytes.reserve(8 + text.size());
   uint64_t size = text.size();
   for (int i = 0; i < 8; ++i)
-    bytes.push_back(static_cast<uint8_t>(size >> (8 * i)));
+    bytes.push_back(static_cast<char>(size >> (8 * i)));
+  return bytes + text;
+}
+
+std::vector<uint8_t>
+encodeSafetensors(const std::vector<SafetensorsEntry> &entries,
+                  const std::map<std::string, std::string> &metadata) {
+  std::string header = safetensorsHeader(entries, metadata);
+  uint64_t dataBytes = 0;
+  for (const SafetensorsEntry &entry : entries)
+    dataBytes += entry.data.size();
+  std::vector<uint8_t> bytes;
+  bytes.reserve(header.size() + dataBytes);
   // (push_back rather than insert: GCC 12 misreports insert after a
   // fixed-size prefix as out of bounds, -Warray-bounds.)
-  for (char c : text)
+  for (char c : header)
     bytes.push_back(static_cast<uint8_t>(c));
   for (const SafetensorsEntry &entry : entries)
     bytes.insert(bytes.end(), entry.data.begin(), entry.data.end());

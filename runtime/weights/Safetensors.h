@@ -55,8 +55,10 @@ struct SafetensorsTensor {
 /// A validated, read-only safetensors file.
 class SafetensorsFile {
 public:
-  /// Maps and validates the file at `path`; throws WeightsError.
-  static SafetensorsFile open(const std::string &path);
+  /// Maps and validates the file at `path`; throws WeightsError. `role`
+  /// names the file in messages ("checkpoint").
+  static SafetensorsFile open(const std::string &path,
+                              const std::string &role = "weights file");
   /// Validates an in-memory file (tests, fuzzing); throws WeightsError.
   static SafetensorsFile fromBytes(std::vector<uint8_t> bytes,
                                    std::string name = "<memory>");
@@ -78,6 +80,7 @@ private:
   void parse();
 
   std::string path_;
+  std::string role_ = "weights file";
   /// The whole file (mapped or owned); shared so that copies stay cheap.
   std::shared_ptr<const uint8_t> bytes_;
   uint64_t size_ = 0;
@@ -95,9 +98,17 @@ struct SafetensorsEntry {
   std::vector<uint8_t> data;
 };
 
-/// Encodes tensors as a safetensors file (in the order given).
+/// Encodes tensors as a safetensors file (in the order given), with
+/// `metadata` as its "__metadata__" object (none when empty).
 std::vector<uint8_t>
-encodeSafetensors(const std::vector<SafetensorsEntry> &entries);
+encodeSafetensors(const std::vector<SafetensorsEntry> &entries,
+                  const std::map<std::string, std::string> &metadata = {});
+
+/// The first bytes of that file: the 8-byte header size and the JSON header,
+/// padded; the entries' data follows in order (for writers that stream it).
+std::string
+safetensorsHeader(const std::vector<SafetensorsEntry> &entries,
+                  const std::map<std::string, std::string> &metadata = {});
 
 /// The safetensors spelling of `dtype` ("F32", "BF16", "BOOL", ...).
 std::string_view safetensorsDTypeName(DType dtype);

@@ -100,9 +100,13 @@ ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
   return shardRegion(wholeTensor(fullShape), dimAxes, mesh, rank);
 }
 
-void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
-                size_t elementBytes, const ShardRegion &region,
-                void *destination) {
+namespace {
+/// Calls `run(offsetInFull, offsetInRegion, bytes)` for every contiguous run
+/// (along the last dimension) of `region` in a row-major tensor of
+/// `fullShape`; offsets in bytes.
+template <typename Run>
+void forEachRun(const std::vector<int64_t> &fullShape, size_t elementBytes,
+                const ShardRegion &region, Run &&run) {
   size_t rank = fullShape.size();
   int64_t total = 1;
   for (int64_t size : region.sizes)
@@ -110,30 +114,51 @@ void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
   if (total == 0)
     return;
   if (rank == 0) {
-    std::memcpy(destination, source, elementBytes);
+    run(0, 0, elementBytes);
     return;
   }
-  // Copy contiguous runs along the last dimension; step through the others
-  // like an odometer.
+  // Step through the leading dimensions like an odometer.
   std::vector<int64_t> strides(rank, 1);
   for (int64_t d = static_cast<int64_t>(rank) - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * fullShape[d + 1];
   size_t runBytes = static_cast<size_t>(region.sizes[rank - 1]) * elementBytes;
   std::vector<int64_t> index(rank, 0);
-  auto *src = static_cast<const char *>(source);
-  auto *dst = static_cast<char *>(destination);
-  for (int64_t run = 0; run < total / region.sizes[rank - 1]; ++run) {
+  size_t inRegion = 0;
+  for (int64_t r = 0; r < total / region.sizes[rank - 1]; ++r) {
     int64_t offset = 0;
     for (size_t d = 0; d < rank; ++d)
       offset += (region.offsets[d] + index[d]) * strides[d];
-    std::memcpy(dst, src + offset * elementBytes, runBytes);
-    dst += runBytes;
+    run(static_cast<size_t>(offset) * elementBytes, inRegion, runBytes);
+    inRegion += runBytes;
     for (int64_t d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
       if (++index[d] < region.sizes[d])
         break;
       index[d] = 0;
     }
   }
+}
+} // namespace
+
+void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
+                size_t elementBytes, const ShardRegion &region,
+                void *destination) {
+  auto *src = static_cast<const char *>(source);
+  auto *dst = static_cast<char *>(destination);
+  forEachRun(fullShape, elementBytes, region,
+             [&](size_t inFull, size_t inRegion, size_t bytes) {
+               std::memcpy(dst + inRegion, src + inFull, bytes);
+             });
+}
+
+void placeRegion(const void *source, const std::vector<int64_t> &fullShape,
+                 size_t elementBytes, const ShardRegion &region,
+                 void *destination) {
+  auto *src = static_cast<const char *>(source);
+  auto *dst = static_cast<char *>(destination);
+  forEachRun(fullShape, elementBytes, region,
+             [&](size_t inFull, size_t inRegion, size_t bytes) {
+               std::memcpy(dst + inFull, src + inRegion, bytes);
+             });
 }
 
 } // namespace braid::rt

@@ -65,6 +65,14 @@ void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
                 size_t elementBytes, const ShardRegion &region,
                 void *destination);
 
+/// The inverse of copyRegion: writes the dense row-major `source` (the
+/// region's shape) into `region` of the row-major tensor `destination` of
+/// `fullShape` (a checkpoint puts each rank's shard back into the whole
+/// weight this way).
+void placeRegion(const void *source, const std::vector<int64_t> &fullShape,
+                 size_t elementBytes, const ShardRegion &region,
+                 void *destination);
+
 } // namespace braid::rt
 
 #endif // BRAID_RUNTIME_WEIGHTS_WEIGHTSHARDING_H

@@ -23,6 +23,8 @@
 using namespace braid::rt;
 namespace plan = braid::plan;
 using braid::rt::test::PlanBuilder;
+using braid::rt::test::setInt;
+using braid::rt::test::setInts;
 using testing::AllOf;
 using testing::HasSubstr;
 
@@ -110,9 +112,193 @@ TEST(PlanLoaderTest, ValidPlanLoads) {
 }
 
 TEST(PlanLoaderTest, FormatVersion) {
-  PlanBuilder p = validPlan();
-  p.plan.set_format_version(1);
-  EXPECT_THAT(loadError(p), AllOf(HasSubstr("format_version"), HasSubstr("1")));
+  // Only version 3 loads: 2 has no state weights or training, and a later
+  // one may mean something this runtime would misread.
+  for (uint32_t version : {1u, 2u, 4u}) {
+    PlanBuilder p = validPlan();
+    p.plan.set_format_version(version);
+    EXPECT_THAT(loadError(p),
+                AllOf(HasSubstr("format_version: " + std::to_string(version)),
+                      HasSubstr("is not the supported version 3")));
+  }
+}
+
+/// Buffer ids of the training plan.
+enum : uint32_t { Tokens, Labels, Table, Moment, Rows, Loss };
+
+/// A valid training plan (tp=2): loss = reduce_mean(table[tokens]) with the
+/// table (read from the file, state, columns split over tp) and a ZEROS
+/// state moment of the table's shape.
+PlanBuilder trainingPlan() {
+  PlanBuilder p({"tp"}, {2});
+  p.buffer(DType::I64, {2, 3}); // Tokens
+  p.buffer(DType::I32, {2, 3}); // Labels
+  p.buffer(DType::F32, {5, 2}); // Table
+  p.buffer(DType::F32, {5, 2}); // Moment
+  p.buffer(DType::F32, {2, 3, 2}); // Rows
+  p.buffer(DType::F32, {});     // Loss
+  p.input("tokens", Tokens);
+  p.input("labels", Labels);
+  p.weight("table", Table, {5, 4}, {{}, {"tp"}}).set_state(true);
+  plan::Weight &moment = p.weight("table.moment", Moment, {5, 4}, {{}, {"tp"}});
+  moment.set_init(plan::ZEROS);
+  moment.set_state(true);
+  p.output("loss", Loss);
+  setInt(p.kernel("compute", "gather", {Table, Tokens}, {Rows}), "axis", 0);
+  setInts(p.kernel("compute", "reduce_mean", {Rows}, {Loss}), "dims",
+          {0, 1, 2});
+  p.kernel("compute", "copy", {Moment}, {Table});
+  plan::Training *training = p.plan.mutable_training();
+  training->set_tokens_input("tokens");
+  training->set_labels_input("labels");
+  training->set_loss_output("loss");
+  training->set_batch(2);
+  training->set_sequence(3);
+  return p;
+}
+
+TEST(PlanLoaderTest, TrainingFieldsRoundTrip) {
+  PlanBuilder p = trainingPlan();
+  std::string bytes = p.serialize();
+  plan::Plan parsed;
+  ASSERT_TRUE(parsed.ParseFromString(bytes));
+  EXPECT_TRUE(parsed.has_training());
+  EXPECT_EQ(parsed.training().tokens_input(), "tokens");
+  EXPECT_EQ(parsed.training().labels_input(), "labels");
+  EXPECT_EQ(parsed.training().loss_output(), "loss");
+  EXPECT_EQ(parsed.training().batch(), 2);
+  EXPECT_EQ(parsed.training().sequence(), 3);
+  EXPECT_EQ(parsed.weights(0).init(), plan::FILE);
+  EXPECT_TRUE(parsed.weights(0).state());
+  EXPECT_EQ(parsed.weights(1).init(), plan::ZEROS);
+  EXPECT_TRUE(parsed.weights(1).state());
+  LoadedPlan loaded = load(p);
+  EXPECT_TRUE(loaded.proto.has_training());
+  // A plan without training has neither field.
+  EXPECT_FALSE(load(validPlan()).proto.has_training());
+  EXPECT_FALSE(load(validPlan()).proto.weights(0).state());
+}
+
+TEST(PlanLoaderTest, ZerosWeightsNeedNoWeightsFile) {
+  PlanBuilder p = trainingPlan();
+  // Only the ZEROS moment left: the weights file is not needed.
+  p.plan.mutable_weights()->erase(p.plan.mutable_weights()->begin());
+  p.plan.mutable_streams(0)->mutable_instructions()->RemoveLast();
+  LoadOptions noFile = options();
+  noFile.weights = nullptr;
+  std::string bytes = p.serialize();
+  EXPECT_NO_THROW(parsePlan(bytes.data(), bytes.size(), noFile));
+  // A FILE weight still needs one.
+  bytes = trainingPlan().serialize();
+  try {
+    parsePlan(bytes.data(), bytes.size(), noFile);
+    ADD_FAILURE() << "a FILE weight without a weights file loaded";
+  } catch (const PlanError &error) {
+    EXPECT_THAT(error.what(), AllOf(HasSubstr("'table'"),
+                                    HasSubstr("no weights file was given")));
+  }
+}
+
+TEST(PlanLoaderTest, WeightInitAndState) {
+  PlanBuilder unknown = trainingPlan();
+  unknown.plan.mutable_weights(1)->set_init(static_cast<plan::WeightInit>(7));
+  EXPECT_THAT(loadError(unknown),
+              AllOf(HasSubstr("weights[1].init: 7"),
+                    HasSubstr("not a known weight init")));
+
+  PlanBuilder negative = trainingPlan();
+  negative.plan.mutable_weights(1)->set_full_shape(0, -5);
+  EXPECT_THAT(loadError(negative),
+              HasSubstr("weights[1].full_shape[0]: -5 is negative"));
+
+  PlanBuilder huge = trainingPlan();
+  huge.plan.mutable_weights(1)->set_full_shape(0, int64_t(1) << 62);
+  EXPECT_THAT(loadError(huge), AllOf(HasSubstr("weights[1].full_shape"),
+                                     HasSubstr("2^63 bytes or more")));
+
+  // Two weights of one name that disagree.
+  PlanBuilder mixed = trainingPlan();
+  uint32_t again = mixed.buffer(DType::F32, {5, 2});
+  mixed.weight("table", again, {5, 4}, {{}, {"tp"}});
+  EXPECT_THAT(loadError(mixed),
+              AllOf(HasSubstr("weights[2].state"),
+                    HasSubstr("'table' is state here but not in weights[0]")));
+
+  PlanBuilder inits = trainingPlan();
+  uint32_t zeros = inits.buffer(DType::F32, {5, 2});
+  plan::Weight &zeroTable = inits.weight("table", zeros, {5, 4}, {{}, {"tp"}});
+  zeroTable.set_init(plan::ZEROS);
+  zeroTable.set_state(true);
+  EXPECT_THAT(loadError(inits), HasSubstr("weights[2].init: differs from the "
+                                          "init of 'table' in weights[0]"));
+
+  // Blocks of one state weight must not overlap; disjoint ones are fine.
+  PlanBuilder blocks = trainingPlan();
+  plan::Weight *first = blocks.plan.mutable_weights(1);
+  for (int64_t v : {0, 0})
+    first->add_block_offsets(v);
+  for (int64_t v : {5, 2})
+    first->add_block_shape(v);
+  first->set_full_shape(1, 4);
+  first->mutable_sharding(1)->clear_axes();
+  uint32_t second = blocks.buffer(DType::F32, {5, 2});
+  plan::Weight &other =
+      blocks.weight("table.moment", second, {5, 4}, {{}, {}});
+  other.set_init(plan::ZEROS);
+  other.set_state(true);
+  for (int64_t v : {0, 2})
+    other.add_block_offsets(v);
+  for (int64_t v : {5, 2})
+    other.add_block_shape(v);
+  EXPECT_EQ(loadError(blocks), "");
+  other.set_block_offsets(1, 1);
+  EXPECT_THAT(loadError(blocks),
+              AllOf(HasSubstr("weights[2]"),
+                    HasSubstr("'table.moment' overlaps its block in "
+                              "weights[1]")));
+}
+
+TEST(PlanLoaderTest, Training) {
+  EXPECT_EQ(loadError(trainingPlan()), "");
+
+  PlanBuilder batch = trainingPlan();
+  batch.plan.mutable_training()->set_batch(0);
+  EXPECT_THAT(loadError(batch), HasSubstr("training.batch: 0 is not positive"));
+
+  PlanBuilder missing = trainingPlan();
+  missing.plan.mutable_training()->set_tokens_input("ids");
+  EXPECT_THAT(loadError(missing),
+              HasSubstr("training.tokens_input: 'ids' is not an input"));
+
+  PlanBuilder shape = trainingPlan();
+  shape.plan.mutable_training()->set_sequence(4);
+  EXPECT_THAT(loadError(shape),
+              AllOf(HasSubstr("training.tokens_input: input 'tokens' is "
+                              "buffer 0 (i64 [2, 3])"),
+                    HasSubstr("not [batch, sequence] = [2, 4]")));
+
+  PlanBuilder floats = trainingPlan();
+  floats.plan.mutable_buffers(Labels)->set_dtype(plan::F32);
+  EXPECT_THAT(loadError(floats),
+              AllOf(HasSubstr("training.labels_input"),
+                    HasSubstr("token ids need i64 or i32")));
+
+  PlanBuilder same = trainingPlan();
+  same.plan.mutable_training()->set_labels_input("tokens");
+  EXPECT_THAT(loadError(same), HasSubstr("training.labels_input: 'tokens' is "
+                                         "also the tokens input"));
+
+  PlanBuilder lossOutput = trainingPlan();
+  lossOutput.plan.mutable_training()->set_loss_output("tokens");
+  EXPECT_THAT(loadError(lossOutput),
+              HasSubstr("training.loss_output: 'tokens' is not an output"));
+
+  PlanBuilder vector = trainingPlan();
+  vector.plan.mutable_buffers(Loss)->add_shape(1);
+  vector.plan.mutable_streams(0)->mutable_instructions()->DeleteSubrange(1, 1);
+  EXPECT_THAT(loadError(vector),
+              AllOf(HasSubstr("training.loss_output: output 'loss'"),
+                    HasSubstr("the loss must be a scalar f32")));
 }
 
 TEST(PlanLoaderTest, Mesh) {

@@ -176,3 +176,34 @@ TEST(SimCommandTest, BraidRunSimulates) {
     std::remove((dir + file).c_str());
   ::rmdir(folder);
 }
+
+// A training plan simulates one step and says so.
+TEST(SimCommandTest, TrainingPlanIsOneStep) {
+  char folder[] = "/tmp/braid-sim-train-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder), nullptr);
+  std::string dir = folder;
+  PlanBuilder builder({"dp"}, {2});
+  uint32_t tokens = builder.buffer(DType::I32, {2, 3});
+  uint32_t labels = builder.buffer(DType::I32, {2, 3});
+  uint32_t loss = builder.buffer(DType::F32, {});
+  uint32_t copied = builder.buffer(DType::F32, {});
+  builder.input("tokens", tokens);
+  builder.input("labels", labels);
+  builder.output("loss", loss);
+  builder.kernel("compute", "copy", {copied}, {loss});
+  braid::plan::Training *training = builder.plan.mutable_training();
+  training->set_tokens_input("tokens");
+  training->set_labels_input("labels");
+  training->set_loss_output("loss");
+  training->set_batch(2);
+  training->set_sequence(3);
+  std::ofstream(dir + "/train.bplan", std::ios::binary)
+      << builder.serialize();
+  Result result = braidRun(dir + "/train.bplan --backend sim --hw dgx-h100");
+  EXPECT_EQ(result.status, 0) << result.output;
+  EXPECT_THAT(result.output,
+              HasSubstr("training plan: one training step simulated (batch "
+                        "2 x sequence 3 = 6 tokens)"));
+  std::remove((dir + "/train.bplan").c_str());
+  ::rmdir(dir.c_str());
+}

@@ -116,6 +116,16 @@ TEST(SimulatorTest, OneStreamIsSequential) {
   EXPECT_EQ(result.metrics.exposedCommunicationSec, 0);
 }
 
+// A copy (a training step's state update) moves its 1e6 bytes twice,
+// whatever the compiler estimated: 2 ms.
+TEST(SimulatorTest, CopyMovesItsBytesTwice) {
+  Schedule schedule;
+  schedule.builder.kernel("compute", "copy", {schedule.a}, {schedule.b})
+      .set_bytes(5);
+  SimResult result = schedule.run();
+  expectMs(result.metrics.makespanSec, 2);
+}
+
 // An all-reduce independent of the compute overlaps it: makespan is
 // max(3 ms compute, 1 ms communication), nothing is exposed.
 TEST(SimulatorTest, IndependentCollectiveOverlaps) {
