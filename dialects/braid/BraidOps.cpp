@@ -475,6 +475,71 @@ int64_t GatherOp::getMinBytes() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScatterAdd
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddOp::verify() {
+  auto updates = getUpdates().getType();
+  auto indices = getIndices().getType();
+  auto result = getResult().getType();
+  if (updates.getElementType() != result.getElementType())
+    return emitOpError("updates element type ")
+           << updates.getElementType() << " differs from result element type "
+           << result.getElementType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= result.getRank())
+    return emitOpError("axis ") << axis << " is out of range for the result "
+                                << "rank " << result.getRank();
+  // The shape gathering from a tensor of the result's shape would give.
+  SmallVector<int64_t> expected(result.getShape().take_front(axis));
+  llvm::append_range(expected, indices.getShape());
+  llvm::append_range(expected, result.getShape().drop_front(axis + 1));
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("updates shape ")
+           << shapeString(updates.getShape()) << " must be "
+           << shapeString(expected) << " (result shape "
+           << shapeString(result.getShape()) << " with dimension " << axis
+           << " replaced by the indices shape "
+           << shapeString(indices.getShape()) << ")";
+  return success();
+}
+
+DimensionMapping ScatterAddOp::getDimensionMapping() {
+  // Gather's mapping with the roles of input and result exchanged, except
+  // that the indices' dimensions, absent from the result, are summed over.
+  DimensionMapping mapping;
+  auto result = getResult().getType();
+  auto indices = getIndices().getType();
+  int64_t axis = getAxis();
+  ValueFactors resultDims, indexDims, updateDims;
+  SmallVector<unsigned> outer, inner;
+  for (int64_t d = 0; d < result.getRank(); ++d) {
+    if (d == axis) {
+      resultDims.push_back(
+          {mapping.addFactor(result.getDimSize(d), FactorKind::Whole)});
+      continue;
+    }
+    unsigned f = mapping.addFactor(result.getDimSize(d), FactorKind::Parallel);
+    resultDims.push_back({f});
+    (d < axis ? outer : inner).push_back(f);
+  }
+  for (unsigned f : outer)
+    updateDims.push_back({f});
+  for (int64_t size : indices.getShape()) {
+    unsigned f =
+        mapping.addFactor(size, FactorKind::Reduction, ReductionKind::Sum);
+    indexDims.push_back({f});
+    updateDims.push_back({f});
+  }
+  for (unsigned f : inner)
+    updateDims.push_back({f});
+  mapping.addOperand(std::move(updateDims));
+  mapping.addOperand(std::move(indexDims));
+  mapping.addResult(std::move(resultDims));
+  return mapping;
+}
+
+//===----------------------------------------------------------------------===//
 // Reshape
 //===----------------------------------------------------------------------===//
 
