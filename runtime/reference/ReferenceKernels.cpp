@@ -87,6 +87,14 @@ void checkFloat(const std::string &kernel, const std::string &name,
          name + " must be a floating tensor, got " + dtypeName(t.dtype));
 }
 
+/// Checks that `t` is a well-formed i64 or i32 tensor.
+void checkIndexTensor(const std::string &kernel, const std::string &name,
+                      const Tensor &t) {
+  checkTensor(kernel, name, t);
+  if (!isIndexType(t.dtype))
+    fail(kernel, name + " must be i64 or i32, got " + dtypeName(t.dtype));
+}
+
 void checkSameDType(const std::string &kernel, const std::string &nameA,
                     const Tensor &a, const std::string &nameB,
                     const Tensor &b) {
@@ -991,9 +999,7 @@ int64_t indexedRow(const std::string &kernel, int64_t index, int64_t axis,
 Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis) {
   const std::string kernel = "gather";
   checkTensor(kernel, "input", x);
-  checkTensor(kernel, "indices", indices);
-  if (!isIndexType(indices.dtype))
-    fail(kernel, "indices must be i64 or i32, got " + dtypeName(indices.dtype));
+  checkIndexTensor(kernel, "indices", indices);
   checkDim(kernel, "axis", axis, (int64_t)x.shape.size());
   RowView rows(x.shape, axis);
   int64_t count = indices.numElements();
@@ -1013,10 +1019,8 @@ Tensor scatterAdd(const Tensor &updates, const Tensor &indices, int64_t axis,
                   const std::vector<int64_t> &shape) {
   const std::string kernel = "scatter_add";
   checkTensor(kernel, "updates", updates);
-  checkTensor(kernel, "indices", indices);
+  checkIndexTensor(kernel, "indices", indices);
   checkFloat(kernel, "updates", updates);
-  if (!isIndexType(indices.dtype))
-    fail(kernel, "indices must be i64 or i32, got " + dtypeName(indices.dtype));
   checkDim(kernel, "axis", axis, (int64_t)shape.size());
   productOf(kernel, shape);
   Shape expected = gatheredShape(shape, indices.shape, axis);
@@ -1434,9 +1438,7 @@ std::vector<int64_t> assignSlots(const std::string &kernel,
 }
 
 void checkExperts(const std::string &kernel, const Tensor &experts) {
-  checkTensor(kernel, "experts", experts);
-  if (!isIndexType(experts.dtype))
-    fail(kernel, "experts must be i64 or i32, got " + dtypeName(experts.dtype));
+  checkIndexTensor(kernel, "experts", experts);
   if (experts.shape.size() != 2)
     fail(kernel, "expects experts [T, k], got " + shapeString(experts.shape));
 }
@@ -1512,10 +1514,8 @@ Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
                     LossReduction reduction) {
   const std::string kernel = "cross_entropy";
   checkTensor(kernel, "logits", logits);
-  checkTensor(kernel, "labels", labels);
+  checkIndexTensor(kernel, "labels", labels);
   checkFloat(kernel, "logits", logits);
-  if (!isIndexType(labels.dtype))
-    fail(kernel, "labels must be i64 or i32, got " + dtypeName(labels.dtype));
   if (logits.shape.empty())
     fail(kernel, "logits need a class dimension, got a scalar");
   Shape samplesShape(logits.shape.begin(), logits.shape.end() - 1);
