@@ -377,6 +377,45 @@ def Braid_GatherOp : Braid_ComputeOp<"gather", [InferTypeOpAdaptor]> {
   }];
 }
 
+def Braid_ScatterAddOp : Braid_ComputeOp<"scatter_add"> {
+  let summary = "adds slices into a zero tensor by index (gather's transpose)";
+  let description = [{
+    The transpose of `braid.gather`, and so the gradient of an embedding
+    lookup: `result` starts as zeros and every slice of `updates` is added
+    into the row of `result` along `axis` that its index names,
+    `result[..., indices[i...], ...] += updates[..., i..., ...]`. Repeated
+    indices accumulate. `updates` has the shape that gathering from a tensor
+    of the result's type would give: `result.shape[:axis] + indices.shape +
+    result.shape[axis+1:]`. Negative indices count from the end; an index out
+    of range is a runtime error. 16-bit float types accumulate in f32.
+
+    Partitioned, the indices' dimensions are a reduction (a block of tokens
+    gives a partial sum of the result, completed by an all-reduce sum); the
+    result's other dimensions are parallel with those of `updates`; the
+    indexed dimension is needed whole.
+
+    ```mlir
+    %dwte = braid.scatter_add %dh[%ids] axis 0 : (tensor<2x8x768xf32>, tensor<2x8xi64>) -> tensor<50257x768xf32>
+    ```
+  }];
+  let arguments = (ins Braid_FloatTensor:$updates, Braid_IndexTensor:$indices,
+                       Braid_I64Attr:$axis);
+  let results = (outs Braid_FloatTensor:$result);
+  let assemblyFormat = [{
+    $updates `[` $indices `]` `axis` $axis attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::braid::DimensionMapping getDimensionMapping();
+    /// Linear in the updates: partial updates give a partial result.
+    bool propagatesPartialSums(::llvm::ArrayRef<bool> partial) {
+      return partial[0] && !partial[1];
+    }
+    /// One add per update element.
+    int64_t getFlops() { return ::mlir::braid::getNumElements(getUpdates()); }
+  }];
+}
+
 def Braid_ReshapeOp : Braid_ComputeOp<"reshape"> {
   let summary = "reinterprets a tensor with another shape";
   let description = [{

@@ -422,6 +422,17 @@ DimensionMapping RotaryOp::getDimensionMapping() {
 // Gather
 //===----------------------------------------------------------------------===//
 
+/// The shape of gathering `indices` along `axis` from a `table`-typed
+/// tensor: `table.shape[:axis] + indices.shape + table.shape[axis+1:]`.
+static SmallVector<int64_t> gatheredShape(RankedTensorType table,
+                                          RankedTensorType indices,
+                                          int64_t axis) {
+  SmallVector<int64_t> shape(table.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, table.getShape().drop_front(axis + 1));
+  return shape;
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
@@ -431,47 +442,106 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
   int64_t axis = adaptor.getAxis();
   if (failed(checkDim(location, "axis", axis, input.getRank())))
     return failure();
-  SmallVector<int64_t> shape(input.getShape().take_front(axis));
-  llvm::append_range(shape, indices.getShape());
-  llvm::append_range(shape, input.getShape().drop_front(axis + 1));
-  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  types.push_back(RankedTensorType::get(gatheredShape(input, indices, axis),
+                                        input.getElementType()));
   return success();
+}
+
+namespace {
+/// The factors of gather and scatter_add: a table indexed along `axis` and
+/// the gathered tensor, `table.shape[:axis] + indices.shape +
+/// table.shape[axis+1:]`.
+struct TableFactors {
+  ValueFactors table, indices, gathered;
+};
+} // namespace
+
+/// Adds the factors of a table indexed along `axis` by `indices`: the
+/// table's other dimensions are parallel factors shared with the gathered
+/// tensor, the indexed dimension is whole, and the indices' dimensions are
+/// `indexKind` factors (`indexCombiner` for a reduction) shared with the
+/// gathered tensor.
+static TableFactors
+addTableFactors(DimensionMapping &mapping, RankedTensorType table,
+                RankedTensorType indices, int64_t axis, FactorKind indexKind,
+                std::optional<ReductionKind> indexCombiner = std::nullopt) {
+  TableFactors dims;
+  SmallVector<unsigned> outer, inner;
+  for (int64_t d = 0; d < table.getRank(); ++d) {
+    if (d == axis) {
+      dims.table.push_back(
+          {mapping.addFactor(table.getDimSize(d), FactorKind::Whole)});
+      continue;
+    }
+    unsigned f = mapping.addFactor(table.getDimSize(d), FactorKind::Parallel);
+    dims.table.push_back({f});
+    (d < axis ? outer : inner).push_back(f);
+  }
+  for (unsigned f : outer)
+    dims.gathered.push_back({f});
+  for (int64_t size : indices.getShape()) {
+    unsigned f = mapping.addFactor(size, indexKind, indexCombiner);
+    dims.indices.push_back({f});
+    dims.gathered.push_back({f});
+  }
+  for (unsigned f : inner)
+    dims.gathered.push_back({f});
+  return dims;
 }
 
 DimensionMapping GatherOp::getDimensionMapping() {
   DimensionMapping mapping;
-  auto input = getInput().getType();
-  auto indices = getIndices().getType();
-  int64_t axis = getAxis();
-  ValueFactors inputDims, indexDims, resultDims;
-  SmallVector<unsigned> outer, inner;
-  for (int64_t d = 0; d < input.getRank(); ++d) {
-    if (d == axis) {
-      inputDims.push_back(
-          {mapping.addFactor(input.getDimSize(d), FactorKind::Whole)});
-      continue;
-    }
-    unsigned f = mapping.addFactor(input.getDimSize(d), FactorKind::Parallel);
-    inputDims.push_back({f});
-    (d < axis ? outer : inner).push_back(f);
-  }
-  for (unsigned f : outer)
-    resultDims.push_back({f});
-  for (int64_t size : indices.getShape()) {
-    unsigned f = mapping.addFactor(size, FactorKind::Parallel);
-    indexDims.push_back({f});
-    resultDims.push_back({f});
-  }
-  for (unsigned f : inner)
-    resultDims.push_back({f});
-  mapping.addOperand(std::move(inputDims));
-  mapping.addOperand(std::move(indexDims));
-  mapping.addResult(std::move(resultDims));
+  TableFactors dims =
+      addTableFactors(mapping, getInput().getType(), getIndices().getType(),
+                      getAxis(), FactorKind::Parallel);
+  mapping.addOperand(std::move(dims.table));
+  mapping.addOperand(std::move(dims.indices));
+  mapping.addResult(std::move(dims.gathered));
   return mapping;
 }
 
 int64_t GatherOp::getMinBytes() {
   return getNumBytes(getIndices()) + 2 * getNumBytes(getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterAdd
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddOp::verify() {
+  auto updates = getUpdates().getType();
+  auto indices = getIndices().getType();
+  auto result = getResult().getType();
+  if (updates.getElementType() != result.getElementType())
+    return emitOpError("updates element type ")
+           << updates.getElementType() << " differs from result element type "
+           << result.getElementType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= result.getRank())
+    return emitOpError("axis ") << axis << " is out of range for the result "
+                                << "rank " << result.getRank();
+  SmallVector<int64_t> expected = gatheredShape(result, indices, axis);
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("updates shape ")
+           << shapeString(updates.getShape()) << " must be "
+           << shapeString(expected) << " (result shape "
+           << shapeString(result.getShape()) << " with dimension " << axis
+           << " replaced by the indices shape "
+           << shapeString(indices.getShape()) << ")";
+  return success();
+}
+
+DimensionMapping ScatterAddOp::getDimensionMapping() {
+  // Gather's factors with table and gathered tensor exchanged; the indices'
+  // dimensions, absent from the result, are summed over.
+  DimensionMapping mapping;
+  TableFactors dims = addTableFactors(
+      mapping, getResult().getType(), getIndices().getType(), getAxis(),
+      FactorKind::Reduction, ReductionKind::Sum);
+  mapping.addOperand(std::move(dims.gathered));
+  mapping.addOperand(std::move(dims.indices));
+  mapping.addResult(std::move(dims.table));
+  return mapping;
 }
 
 //===----------------------------------------------------------------------===//

@@ -276,11 +276,21 @@ void checkGather(const KernelArgs &args) {
   int64_t axis = args.attrs().getInt("axis");
   expectDim(axis, x.rank(), "axis");
   expectIndex(indices, "indices");
-  Shape shape(x.shape.begin(), x.shape.begin() + axis);
-  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
-  shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
   expectSameDType(x, "input", args.outputs[0], "output");
-  expectShape(args.outputs[0], shape, "output");
+  expectShape(args.outputs[0], ref::gatheredShape(x.shape, indices.shape, axis),
+              "output");
+}
+
+void checkScatterAdd(const KernelArgs &args) {
+  const TensorView &updates = args.inputs[0], &indices = args.inputs[1];
+  const TensorView &out = args.outputs[0];
+  int64_t axis = args.attrs().getInt("axis");
+  expectFloat(updates, "updates");
+  expectIndex(indices, "indices");
+  expectSameDType(updates, "updates", out, "output");
+  expectDim(axis, out.rank(), "axis");
+  expectShape(updates, ref::gatheredShape(out.shape, indices.shape, axis),
+              "updates");
 }
 
 void checkReshape(const KernelArgs &args) {
@@ -673,6 +683,17 @@ void runGather(const KernelArgs &args) {
       ref::gather(input(args, 0), input(args, 1), args.attrs().getInt("axis")));
 }
 
+void runScatterAdd(const KernelArgs &args) {
+  int64_t axis = args.attrs().getInt("axis");
+  if (args.inputs[0].dtype == DType::F32) {
+    cpu::scatterAddF32(args.inputs[0], args.inputs[1], axis, args.outputs[0]);
+    return;
+  }
+  output(args, 0,
+         ref::scatterAdd(input(args, 0), input(args, 1), axis,
+                         args.outputs[0].shape));
+}
+
 /// reshape and copy: the bytes stay as they are.
 void runCopyBytes(const KernelArgs &args) {
   if (args.outputs[0].data != args.inputs[0].data)
@@ -871,6 +892,8 @@ KernelRegistry buildCpuKernels() {
   add("rotary", 3, 3, 1, 1, {{"interleaved", K::Bool}}, checkRotary, runRotary);
 
   add("gather", 2, 2, 1, 1, {{"axis", K::Int, true}}, checkGather, runGather);
+  add("scatter_add", 2, 2, 1, 1, {{"axis", K::Int, true}}, checkScatterAdd,
+      runScatterAdd);
   add("reshape", 1, 1, 1, 1, {}, checkReshape, runCopyBytes);
   // Not a braid op: a buffer-to-buffer copy that bufferization may need.
   add("copy", 1, 1, 1, 1, {}, checkReshape, runCopyBytes);

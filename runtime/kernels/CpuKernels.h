@@ -16,7 +16,7 @@
 // (eq/ne/lt/le/gt/ge); matmul `transpose_lhs`, `transpose_rhs`;
 // grouped_matmul `transpose_rhs`; reduce_* `dims`, `keep_dims`; softmax
 // `dim`; layer_norm / rms_norm `axis`, `epsilon`; rotary `interleaved`;
-// gather `axis`; transpose `permutation`; slice `static_offsets`,
+// gather, scatter_add `axis`; transpose `permutation`; slice `static_offsets`,
 // `static_sizes`, `static_strides` (INT64_MIN offsets come from
 // Kernel.indices, in order); concat / split `dim`; attention,
 // attention_partial `causal`, `scale`, `has_mask` (causal offset from

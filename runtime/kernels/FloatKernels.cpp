@@ -6,8 +6,12 @@
 
 #include "runtime/kernels/FloatKernels.h"
 
+#include "runtime/kernels/ElementIO.h"
+#include "runtime/reference/ReferenceKernels.h"
+
 #include <cblas.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -298,6 +302,29 @@ void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
     for (int64_t j = 0; j < size; ++j)
       dst[j] = static_cast<float>(in[j] * inverse * g[j]);
   }
+}
+
+void scatterAddF32(const TensorView &updates, const TensorView &indices,
+                   int64_t axis, const TensorView &out) {
+  int64_t outer = product(out.shape, 0, axis), size = out.shape[axis];
+  int64_t inner = product(out.shape, axis + 1, out.shape.size());
+  int64_t count = indices.numElements();
+  // Every row first: a bad index leaves the output untouched.
+  std::vector<int64_t> rows(count);
+  for (int64_t t = 0; t < count; ++t)
+    rows[t] = ref::indexedRow("scatter_add", loadInt(indices.dtype, indices.data, t),
+                              axis, size);
+  OutputBuffer result(out, out.overlaps(updates) || out.overlaps(indices));
+  float *dst = result.data();
+  std::fill(dst, dst + out.numElements(), 0.0f);
+  const float *src = updates.as<float>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t t = 0; t < count; ++t) {
+      float *row = dst + (o * size + rows[t]) * inner;
+      const float *update = src + (o * count + t) * inner;
+      for (int64_t r = 0; r < inner; ++r)
+        row[r] += update[r];
+    }
 }
 
 } // namespace braid::rt::cpu

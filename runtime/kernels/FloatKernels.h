@@ -7,7 +7,7 @@
 // The kernels that dominate small transformer runs, written directly on
 // float* instead of through the reference adapter: matrix products through
 // OpenBLAS sgemm, elementwise arithmetic with broadcasting, softmax and the
-// normalizations (accumulating in double). Shapes are checked when the plan
+// normalizations (accumulating in double), scatter_add (in f32). Shapes are checked when the plan
 // is loaded (CpuKernels.cpp); these functions assume they are consistent.
 // Outputs may alias inputs.
 //
@@ -45,6 +45,12 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
 /// RMS normalization over dimensions [axis, rank).
 void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
                 double epsilon, const TensorView &out);
+
+/// scatter_add along `axis` into `out` (zeroed first), accumulating in f32
+/// in index order; `indices` are i64 or i32. Throws std::invalid_argument
+/// naming scatter_add for an index out of range, before writing anything.
+void scatterAddF32(const TensorView &updates, const TensorView &indices,
+                   int64_t axis, const TensorView &out);
 
 } // namespace braid::rt::cpu
 

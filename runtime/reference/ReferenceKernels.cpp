@@ -87,6 +87,14 @@ void checkFloat(const std::string &kernel, const std::string &name,
          name + " must be a floating tensor, got " + dtypeName(t.dtype));
 }
 
+/// Checks that `t` is a well-formed i64 or i32 tensor.
+void checkIndexTensor(const std::string &kernel, const std::string &name,
+                      const Tensor &t) {
+  checkTensor(kernel, name, t);
+  if (!isIndexType(t.dtype))
+    fail(kernel, name + " must be i64 or i32, got " + dtypeName(t.dtype));
+}
+
 void checkSameDType(const std::string &kernel, const std::string &nameA,
                     const Tensor &a, const std::string &nameB,
                     const Tensor &b) {
@@ -969,38 +977,81 @@ Tensor rotary(const Tensor &x, const Tensor &cos, const Tensor &sin,
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// A table viewed as [outer, size, inner] around dimension `axis`.
+struct RowView {
+  int64_t outer = 1, size = 0, inner = 1;
+  RowView(const Shape &shape, int64_t axis) : size(shape[axis]) {
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    for (size_t d = axis + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+};
+} // namespace
+
+std::vector<int64_t> gatheredShape(const std::vector<int64_t> &table,
+                                   const std::vector<int64_t> &indices,
+                                   int64_t axis) {
+  std::vector<int64_t> shape(table.begin(), table.begin() + axis);
+  shape.insert(shape.end(), indices.begin(), indices.end());
+  shape.insert(shape.end(), table.begin() + axis + 1, table.end());
+  return shape;
+}
+
+int64_t indexedRow(const std::string &kernel, int64_t index, int64_t axis,
+                   int64_t size) {
+  if (index < -size || index >= size)
+    fail(kernel, "index " + std::to_string(index) +
+                     " is out of range for dimension " + std::to_string(axis) +
+                     " of size " + std::to_string(size));
+  return index < 0 ? index + size : index;
+}
+
 Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis) {
   const std::string kernel = "gather";
   checkTensor(kernel, "input", x);
-  checkTensor(kernel, "indices", indices);
-  if (!isIndexType(indices.dtype))
-    fail(kernel, "indices must be i64 or i32, got " + dtypeName(indices.dtype));
+  checkIndexTensor(kernel, "indices", indices);
   checkDim(kernel, "axis", axis, (int64_t)x.shape.size());
-  Shape shape(x.shape.begin(), x.shape.begin() + axis);
-  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
-  shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
-  int64_t outer = 1, inner = 1, size = x.shape[axis];
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= x.shape[d];
-  for (size_t d = axis + 1; d < x.shape.size(); ++d)
-    inner *= x.shape[d];
+  RowView rows(x.shape, axis);
   int64_t count = indices.numElements();
-  Tensor result = Tensor::zeros(x.dtype, shape);
+  Tensor result =
+      Tensor::zeros(x.dtype, gatheredShape(x.shape, indices.shape, axis));
   for (int64_t t = 0; t < count; ++t) {
-    int64_t index = indices.i[t];
-    if (index < -size || index >= size)
-      fail(kernel, "index " + std::to_string(index) +
-                       " is out of range for dimension " +
-                       std::to_string(axis) + " of size " +
-                       std::to_string(size));
-    if (index < 0)
-      index += size;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t r = 0; r < inner; ++r)
-        copyElement(result, (o * count + t) * inner + r, x,
-                    (o * size + index) * inner + r);
+    int64_t index = indexedRow(kernel, indices.i[t], axis, rows.size);
+    for (int64_t o = 0; o < rows.outer; ++o)
+      for (int64_t r = 0; r < rows.inner; ++r)
+        copyElement(result, (o * count + t) * rows.inner + r, x,
+                    (o * rows.size + index) * rows.inner + r);
   }
   return result;
+}
+
+Tensor scatterAdd(const Tensor &updates, const Tensor &indices, int64_t axis,
+                  const std::vector<int64_t> &shape) {
+  const std::string kernel = "scatter_add";
+  checkTensor(kernel, "updates", updates);
+  checkIndexTensor(kernel, "indices", indices);
+  checkFloat(kernel, "updates", updates);
+  checkDim(kernel, "axis", axis, (int64_t)shape.size());
+  productOf(kernel, shape);
+  Shape expected = gatheredShape(shape, indices.shape, axis);
+  if (updates.shape != expected)
+    fail(kernel, "updates shape " + shapeString(updates.shape) + " must be " +
+                     shapeString(expected) + " for result shape " +
+                     shapeString(shape) + " and indices shape " +
+                     shapeString(indices.shape));
+  RowView rows(shape, axis);
+  int64_t count = indices.numElements();
+  std::vector<double> sums(rows.outer * rows.size * rows.inner, 0.0);
+  for (int64_t t = 0; t < count; ++t) {
+    int64_t index = indexedRow(kernel, indices.i[t], axis, rows.size);
+    for (int64_t o = 0; o < rows.outer; ++o)
+      for (int64_t r = 0; r < rows.inner; ++r)
+        sums[(o * rows.size + index) * rows.inner + r] +=
+            updates.f[(o * count + t) * rows.inner + r];
+  }
+  return makeFloat(updates.dtype, shape, std::move(sums));
 }
 
 Tensor reshape(const Tensor &x, const std::vector<int64_t> &shape) {
@@ -1399,9 +1450,7 @@ std::vector<int64_t> assignSlots(const std::string &kernel,
 }
 
 void checkExperts(const std::string &kernel, const Tensor &experts) {
-  checkTensor(kernel, "experts", experts);
-  if (!isIndexType(experts.dtype))
-    fail(kernel, "experts must be i64 or i32, got " + dtypeName(experts.dtype));
+  checkIndexTensor(kernel, "experts", experts);
   if (experts.shape.size() != 2)
     fail(kernel, "expects experts [T, k], got " + shapeString(experts.shape));
 }
@@ -1477,10 +1526,8 @@ Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
                     LossReduction reduction) {
   const std::string kernel = "cross_entropy";
   checkTensor(kernel, "logits", logits);
-  checkTensor(kernel, "labels", labels);
+  checkIndexTensor(kernel, "labels", labels);
   checkFloat(kernel, "logits", logits);
-  if (!isIndexType(labels.dtype))
-    fail(kernel, "labels must be i64 or i32, got " + dtypeName(labels.dtype));
   if (logits.shape.empty())
     fail(kernel, "logits need a class dimension, got a scalar");
   Shape samplesShape(logits.shape.begin(), logits.shape.end() - 1);

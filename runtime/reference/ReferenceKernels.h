@@ -108,6 +108,24 @@ Tensor rotary(const Tensor &x, const Tensor &cos, const Tensor &sin,
 
 /// ONNX Gather; negative indices count from the end.
 Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis);
+/// The transpose of gather: a zero tensor of `shape` (the updates' dtype)
+/// with every slice of `updates` added into the row along `axis` that its
+/// index names; repeated indices accumulate, negative ones count from the
+/// end. `updates` must be shaped `shape[:axis] + indices.shape +
+/// shape[axis+1:]`.
+Tensor scatterAdd(const Tensor &updates, const Tensor &indices, int64_t axis,
+                  const std::vector<int64_t> &shape);
+/// The shape of gathering `indices` along `axis` (in range) from a
+/// `table`-shaped tensor, `table[:axis] + indices + table[axis+1:]`: gather's
+/// result, scatter_add's updates.
+std::vector<int64_t> gatheredShape(const std::vector<int64_t> &table,
+                                   const std::vector<int64_t> &indices,
+                                   int64_t axis);
+/// The row that `index` names in dimension `axis` of size `size` (negative
+/// counts from the end), as gather and scatter_add read it; throws naming
+/// `kernel` for an index outside [-size, size).
+int64_t indexedRow(const std::string &kernel, int64_t index, int64_t axis,
+                   int64_t size);
 Tensor reshape(const Tensor &x, const std::vector<int64_t> &shape);
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &permutation);
 Tensor slice(const Tensor &x, const std::vector<int64_t> &offsets,

@@ -20,6 +20,8 @@
 // RUN: braid-fuzz-partition --reproduce=%t/reduce-max-inner-of-two.mlir --pipeline='braid-partition,braid-to-exec' | FileCheck %s --check-prefix=PASS
 // RUN: braid-fuzz-partition --reproduce=%t/cross-entropy-mean.mlir --pipeline='braid-partition,braid-to-exec' | FileCheck %s --check-prefix=PASS
 // RUN: braid-fuzz-partition --reproduce=%t/cross-entropy-sum.mlir --pipeline='braid-partition,braid-to-exec' | FileCheck %s --check-prefix=PASS
+// RUN: braid-fuzz-partition --reproduce=%t/scatter-add-batch.mlir --pipeline='braid-partition,braid-to-exec' | FileCheck %s --check-prefix=PASS
+// RUN: braid-fuzz-partition --reproduce=%t/scatter-add-sequence-of-four.mlir --pipeline='braid-partition,braid-to-exec' | FileCheck %s --check-prefix=PASS
 
 // PASS: pass on {{[24]}} ranks
 // PASS: relative {{[0-9.]+e-(0[5-9]|[1-9][0-9])|0.000e\+00}}
@@ -120,4 +122,18 @@ braid.mesh @world(dp = 2)
 func.func @main(%x: tensor<8x5xf32> {braid.sharding = #braid.sharding<@world, [["dp"], []]>, braid.name = "x"}, %t: tensor<8xi64> {braid.sharding = #braid.sharding<@world, [["dp"]]>, braid.name = "labels"}) -> (tensor<f32> {braid.name = "loss"}) {
   %0 = braid.cross_entropy %x, %t sum : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<f32>
   return %0 : tensor<f32>
+}
+
+//--- scatter-add-batch.mlir
+braid.mesh @world(dp = 2)
+func.func @main(%g: tensor<4x6x8xf32> {braid.sharding = #braid.sharding<@world, [["dp"], [], []]>, braid.name = "g"}, %ids: tensor<4x6xi64> {braid.sharding = #braid.sharding<@world, [["dp"], []]>, braid.name = "ids"}) -> (tensor<5x8xf32> {braid.name = "grad"}) {
+  %0 = braid.scatter_add %g[%ids] axis 0 : (tensor<4x6x8xf32>, tensor<4x6xi64>) -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+//--- scatter-add-sequence-of-four.mlir
+braid.mesh @world(tp = 4)
+func.func @main(%g: tensor<3x2x8x4xf32> {braid.sharding = #braid.sharding<@world, [[], [], ["tp"], []]>, braid.name = "g"}, %ids: tensor<2x8xi32> {braid.sharding = #braid.sharding<@world, [[], ["tp"]]>, braid.name = "ids"}) -> (tensor<3x7x4xf32> {braid.name = "grad"}) {
+  %0 = braid.scatter_add %g[%ids] axis 1 : (tensor<3x2x8x4xf32>, tensor<2x8xi32>) -> tensor<3x7x4xf32>
+  return %0 : tensor<3x7x4xf32>
 }

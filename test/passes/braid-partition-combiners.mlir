@@ -46,3 +46,34 @@ func.func @main(%x: tensor<8x10xf32> {braid.sharding = #braid.sharding<@world, [
   return %0 : tensor<f32>
 }
 
+
+// -----
+
+// scatter_add (an embedding's gradient) over tokens split by dp: each rank
+// adds its tokens' rows into a whole-table partial sum, one all-reduce sum
+// completes it.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[G:.*]] = braid.scatter_add %{{.*}}[%{{.*}}] axis 0 : (tensor<2x6x8xf32>, tensor<2x6xi64>) -> tensor<10x8xf32>
+// CHECK-NEXT: %[[S:.*]] = braid.all_reduce %[[G]] on @world["dp"] sum : tensor<10x8xf32>
+// CHECK-NEXT: return %[[S]]
+braid.mesh @world(dp = 2)
+func.func @main(%g: tensor<4x6x8xf32> {braid.sharding = #braid.sharding<@world, [["dp"], [], []]>}, %ids: tensor<4x6xi64> {braid.sharding = #braid.sharding<@world, [["dp"], []]>}) -> tensor<10x8xf32> {
+  %0 = braid.scatter_add %g[%ids] axis 0 : (tensor<4x6x8xf32>, tensor<4x6xi64>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}
+
+// -----
+
+// scatter_add with the hidden dimension split by tp: the table's columns are
+// parallel with the updates' (no sum across ranks); each rank holds whole
+// rows of its columns.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: braid.all_reduce
+// CHECK: %[[G:.*]] = braid.scatter_add %{{.*}}[%{{.*}}] axis 0 : (tensor<4x6x4xf32>, tensor<4x6xi64>) -> tensor<10x4xf32>
+// CHECK-NOT: braid.all_reduce
+// CHECK: braid.all_gather %[[G]] on @world["tp"] dim 1 : tensor<10x4xf32> -> tensor<10x8xf32>
+braid.mesh @world(tp = 2)
+func.func @main(%g: tensor<4x6x8xf32> {braid.sharding = #braid.sharding<@world, [[], [], ["tp"]]>}, %ids: tensor<4x6xi64>) -> tensor<10x8xf32> {
+  %0 = braid.scatter_add %g[%ids] axis 0 : (tensor<4x6x8xf32>, tensor<4x6xi64>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}

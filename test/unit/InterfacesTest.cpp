@@ -109,7 +109,8 @@ TEST_F(InterfacesTest, SamplesMatchHandComputedValues) {
 TEST_F(InterfacesTest, EveryOpWithAReductionFactorHasACombinerTest) {
   const llvm::StringSet<> covered = {
       "braid.matmul",     "braid.grouped_matmul", "braid.reduce_sum",
-      "braid.reduce_mean", "braid.reduce_max",    "braid.cross_entropy"};
+      "braid.reduce_mean", "braid.reduce_max",    "braid.cross_entropy",
+      "braid.scatter_add"};
   module->walk([&](DimensionMappingOpInterface op) {
     DimensionMapping mapping = op.getDimensionMapping();
     bool reduces = llvm::any_of(mapping.getFactors(), [](const Factor &f) {

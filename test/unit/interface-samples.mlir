@@ -25,7 +25,8 @@ func.func @samples(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
                    %cls: tensor<16x100xf32>, %labels: tensor<16xi64>,
                    %a2a: tensor<8x4x16xf32>, %lhs: tensor<2x8x16xf32>,
                    %w2: tensor<16x32xf32>, %g: tensor<16xf32>,
-                   %cs: tensor<8x16xf32>) {
+                   %cs: tensor<8x16xf32>, %a3s: tensor<2x3x4xf32>,
+                   %ids3: tensor<3xi64>) {
   %gw = braid.get_weight @w {expected_mapping = "() -> ([f0, f1]) {f0 = 16, f1 = 32}", expected_flops = 0, expected_bytes = 0} : tensor<16x32xf32>
 
   // Unary: 32 elements, 128 B in and 128 B out.
@@ -78,6 +79,12 @@ func.func @samples(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
 
   // Indices 128 B, rows read 1024 B, result 1024 B.
   %emb = braid.gather %table[%ids] axis 0 {expected_mapping = "([f0, f1], [f2, f3]) -> ([f2, f3, f1]) {f0 = 100 whole, f1 = 16, f2 = 2, f3 = 8}", expected_flops = 0, expected_bytes = 2176} : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+  // Gather's transpose: the tokens are summed over, the rows needed whole.
+  // One add per update (256); updates 1024 B, indices 128 B, result 6400 B.
+  %demb = braid.scatter_add %emb[%ids] axis 0 {expected_mapping = "([f2, f3, f1], [f2, f3]) -> ([f0, f1]) {f0 = 100 whole, f1 = 16, f2 = 2 sum, f3 = 8 sum}", expected_flops = 256, expected_bytes = 7552} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  // Along a middle axis: the outer and inner dimensions stay parallel.
+  // 2 * 3 * 4 adds; updates 96 B, indices 24 B, result 2 * 5 * 4 * 4 = 160 B.
+  %dmid = braid.scatter_add %a3s[%ids3] axis 1 {expected_mapping = "([f0, f3, f2], [f3]) -> ([f0, f1, f2]) {f0 = 2, f1 = 5 whole, f2 = 4, f3 = 3 sum}", expected_flops = 24, expected_bytes = 280} : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<2x5x4xf32>
 
   // A split of one dimension into two shares factors exactly.
   %rs0 = braid.reshape %x64 {expected_mapping = "([f0, f1, (f2 f3)]) -> ([f0, f1, f2, f3]) {f0 = 2, f1 = 8, f2 = 4, f3 = 16}", expected_flops = 0, expected_bytes = 0} : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>

@@ -109,16 +109,22 @@ ref::Tensor randomTensor(uint64_t seed, llvm::StringRef name, rt::DType dtype,
   return ref::Tensor::ofFloats(dtype, shape, values);
 }
 
-/// The number of rows `arg` indexes when it is a gather's indices, else 2.
+/// The number of rows `arg` indexes when it is the indices of gathers or
+/// scatter_adds (the fewest any of them has), else 2.
 int64_t indexRange(BlockArgument arg) {
   int64_t range = 0;
-  for (Operation *user : arg.getUsers())
+  auto use = [&](Value indices, Value table, int64_t axis) {
+    if (indices != arg)
+      return;
+    int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(axis);
+    range = range == 0 ? rows : std::min(range, rows);
+  };
+  for (Operation *user : arg.getUsers()) {
     if (auto gather = dyn_cast<GatherOp>(user))
-      if (gather.getIndices() == arg) {
-        int64_t rows = cast<RankedTensorType>(gather.getInput().getType())
-                           .getDimSize(gather.getAxis());
-        range = range == 0 ? rows : std::min(range, rows);
-      }
+      use(gather.getIndices(), gather.getInput(), gather.getAxis());
+    if (auto scatter = dyn_cast<ScatterAddOp>(user))
+      use(scatter.getIndices(), scatter.getResult(), scatter.getAxis());
+  }
   return range == 0 ? 2 : range;
 }
 

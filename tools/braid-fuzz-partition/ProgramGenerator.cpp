@@ -297,6 +297,8 @@ private:
   std::vector<std::string> arguments, results, resultTypes;
   std::vector<Val> outputs;
   std::optional<Val> embedding;
+  /// The token ids the embedding gathers by, when there is one.
+  std::optional<Val> tokenIds;
   /// The additive padding mask [B, 1, 1, S], once an attention made it.
   std::optional<Val> paddingMask;
 };
@@ -371,6 +373,7 @@ Val ProgramWriter::entry() {
     arguments.push_back("%ids: " + typeOf({d.batch, d.seq}, "i64") +
                         " {braid.name = \"input_ids\"}");
     Val ids{"%ids", {d.batch, d.seq}, "i64"};
+    tokenIds = ids;
     Val table = w.weight("embed.weight", {d.vocab, d.hidden});
     embedding = table;
     Val h = w.def("braid.gather " + table.name + "[" + ids.name +
@@ -1048,6 +1051,18 @@ void ProgramWriter::tail(Val h) {
     outputs.push_back(w.reduce("reduce_mean", h, {1}, false));
     results.push_back("pooled");
     what += (what.empty() ? "" : " ") + std::string("pooled");
+  }
+  Shape hiddenShape{d.batch, d.seq, d.hidden};
+  if (tokenIds && h.shape == hiddenShape && rng.chance(0.3)) {
+    // The embedding's gradient: the hidden state added back into the rows
+    // of the tokens it came from (gather's transpose).
+    outputs.push_back(w.def("braid.scatter_add " + h.name + "[" +
+                                tokenIds->name + "] axis 0 : (" + typeOf(h) +
+                                ", " + typeOf(*tokenIds) + ") -> " +
+                                typeOf({d.vocab, d.hidden}),
+                            {d.vocab, d.hidden}));
+    results.push_back("embed.grad");
+    what += (what.empty() ? "" : " ") + std::string("embed-grad");
   }
   if (!what.empty())
     note(what);

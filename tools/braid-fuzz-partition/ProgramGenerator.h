@@ -9,9 +9,10 @@
 // then a stack of residual blocks (attention with fused or separate
 // projections and GQA, MLPs plain and gated, MoE layers, norms built in or
 // decomposed, reductions, softmax, elementwise chains, shape shuffles), then
-// a final norm and an LM head. Dimensions are chosen for a mesh so that they
-// divide by its axes most of the time, and sometimes do not, which the
-// partitioner must reject cleanly.
+// a final norm, an LM head and sometimes the embedding's gradient
+// (scatter_add of the hidden state by the token ids). Dimensions are chosen
+// for a mesh so that they divide by its axes most of the time, and sometimes
+// do not, which the partitioner must reject cleanly.
 //
 //===----------------------------------------------------------------------===//
 

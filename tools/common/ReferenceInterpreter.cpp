@@ -262,6 +262,11 @@ private:
           set(o.getResult(),
               ref::gather(get(o.getInput()), get(o.getIndices()), o.getAxis()));
         })
+        .Case([&](ScatterAddOp o) {
+          set(o.getResult(),
+              ref::scatterAdd(get(o.getUpdates()), get(o.getIndices()),
+                              o.getAxis(), tensorShape(o.getType())));
+        })
         .Case([&](ReshapeOp o) {
           set(o.getResult(),
               ref::reshape(get(o.getInput()), tensorShape(o.getType())));

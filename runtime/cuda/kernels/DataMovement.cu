@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Run functions of reshape, copy, transpose, slice, concat, split,
-// broadcast_to and gather. The index math and the choice of word and kernel
-// live in DataMovementOps.cuh (shared with the host unit tests); this file
-// adds the launcher, the shared-memory tile transpose and the byte copies.
+// broadcast_to, gather and scatter_add. The index math and the choice of
+// word and kernel live in DataMovementOps.cuh (shared with the host unit
+// tests); this file adds the launcher, the shared-memory tile transpose and
+// the byte copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,6 +151,14 @@ void runGather(const KernelArgs &args) {
                 args.outputs[0], DeviceLaunch{contextOf(args), "gather"});
 }
 
+void runScatterAdd(const KernelArgs &args) {
+  CudaContext &ctx = contextOf(args);
+  dm::runScatterAdd(args.inputs[0], args.inputs[1], args.attrs().getInt("axis"),
+                    args.outputs[0], static_cast<float *>(ctx.workspace),
+                    static_cast<int64_t>(ctx.workspaceBytes / sizeof(float)),
+                    DeviceLaunch{ctx, "scatter_add"});
+}
+
 } // namespace
 
 void addDataMovementKernels(KernelTable &table) {
@@ -161,6 +170,7 @@ void addDataMovementKernels(KernelTable &table) {
   table["split"] = runSplit;
   table["broadcast_to"] = runBroadcastTo;
   table["gather"] = runGather;
+  table["scatter_add"] = runScatterAdd;
 }
 
 } // namespace braid::rt::cuda

@@ -8,7 +8,8 @@
 // transpose, slice, broadcast_to, concat, split and gather move elements
 // without looking at them, so every functor here copies raw words: an
 // element-sized unsigned integer, or a wider word (up to 16 bytes) when rows
-// and pointers allow. The drivers (host code, parameterized by a launcher
+// and pointers allow. scatter_add, gather's transpose, is the exception: it
+// adds elements, in f32 (atomically: its runs are not bit-for-bit repeatable). The drivers (host code, parameterized by a launcher
 // with `launcher(functor, count)` and `launcher.copy(dst, src, bytes)`)
 // choose the functor and the word; DataMovement.cu hands them one that
 // launches on the stream, the unit tests one that runs on the host.
@@ -22,10 +23,12 @@
 #include "runtime/cuda/kernels/ElementwiseOps.cuh"
 #include "runtime/exec/KernelRegistry.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace braid::rt::cuda::dm {
@@ -428,6 +431,32 @@ void runPieces(bool toBig, void *big, const std::vector<int64_t> &bigShape,
 // gather
 //===----------------------------------------------------------------------===//
 
+/// How a gathered tensor [outer, count, inner] reads a table [outer, size,
+/// inner] (gather reads it, scatter_add adds into it): element (o, j, r) is
+/// table element (o, indices[j], r), negative indices counting from the end.
+template <typename I> struct TableRows {
+  const I *indices = nullptr;
+  int64_t inner = 0;
+  int64_t count = 0;
+  int64_t size = 0;
+
+  /// The table element of gathered element `i` in `element`; false for an
+  /// index outside [-size, size).
+  BRAID_HD bool element(int64_t i, int64_t &element) const {
+    int64_t t = divIndex(i, inner);
+    int64_t r = i - t * inner;
+    int64_t o = divIndex(t, count);
+    int64_t j = t - o * count;
+    int64_t index = static_cast<int64_t>(indices[j]);
+    if (index < 0)
+      index += size;
+    if (index < 0 || index >= size)
+      return false;
+    element = (o * size + index) * inner + r;
+    return true;
+  }
+};
+
 /// ONNX Gather along `axis` of x viewed as [outer, size, inner]: output
 /// word i is (o, j, r) of [outer, count, innerWords], read from row
 /// indices[j] (negative counts from the end). The reference throws for an
@@ -436,24 +465,12 @@ void runPieces(bool toBig, void *big, const std::vector<int64_t> &bigShape,
 template <typename W, typename I> struct GatherRows {
   W *out = nullptr;
   const W *x = nullptr;
-  const I *indices = nullptr;
-  int64_t innerWords = 0;
-  int64_t count = 0;
-  int64_t size = 0;
+  /// In words: `inner` is the words of a row.
+  TableRows<I> rows;
 
   BRAID_HD void operator()(int64_t i) const {
-    int64_t t = divIndex(i, innerWords);
-    int64_t r = i - t * innerWords;
-    int64_t o = divIndex(t, count);
-    int64_t j = t - o * count;
-    int64_t index = static_cast<int64_t>(indices[j]);
-    if (index < 0)
-      index += size;
-    if (index < 0 || index >= size) {
-      out[i] = W{};
-      return;
-    }
-    out[i] = x[(o * size + index) * innerWords + r];
+    int64_t from = 0;
+    out[i] = rows.element(i, from) ? x[from] : W{};
   }
 };
 
@@ -478,11 +495,115 @@ void runGather(const TensorView &x, const TensorView &indices, int64_t axis,
       GatherRows<W, I> gather;
       gather.out = static_cast<W *>(out.data);
       gather.x = static_cast<const W *>(x.data);
-      gather.indices = static_cast<const I *>(indices.data);
-      gather.innerWords = static_cast<int64_t>(rowBytes / word);
-      gather.count = count;
-      gather.size = x.shape[axis];
-      launch(gather, outer * count * gather.innerWords);
+      gather.rows.indices = static_cast<const I *>(indices.data);
+      gather.rows.inner = static_cast<int64_t>(rowBytes / word);
+      gather.rows.count = count;
+      gather.rows.size = x.shape[axis];
+      launch(gather, outer * count * gather.rows.inner);
+    });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// scatter_add
+//===----------------------------------------------------------------------===//
+
+/// Adds `value` to `*sum`: atomically on the GPU, where threads of different
+/// tokens may add into one row; plainly on the host, where the unit tests
+/// run the functor one index at a time.
+BRAID_HD void accumulate(float *sum, float value) {
+#ifdef __CUDA_ARCH__
+  atomicAdd(sum, value);
+#else
+  *sum += value;
+#endif
+}
+
+/// scatter_add (gather's transpose) along `axis` of the result viewed as
+/// [outer, size, inner]: update element i is (o, j, r) of [outer, count,
+/// inner] and is added, in f32, to result element (o, indices[j], r) when
+/// that element lies in the window [begin, begin + length) of the result,
+/// whose f32 sums `sums` holds. The reference throws for an index outside
+/// [-size, size); a kernel cannot, so such updates are dropped (never read
+/// or written out of bounds).
+template <typename T, typename I> struct ScatterAddRows {
+  float *sums = nullptr;
+  const T *updates = nullptr;
+  TableRows<I> rows;
+  int64_t begin = 0;
+  int64_t length = 0;
+
+  BRAID_HD void operator()(int64_t i) const {
+    int64_t target = 0;
+    if (!rows.element(i, target))
+      return;
+    target -= begin;
+    if (target < 0 || target >= length)
+      return;
+    accumulate(sums + target, toFloat(updates[i]));
+  }
+};
+
+/// Sets `sums[i]` to zero.
+struct ZeroSums {
+  float *sums = nullptr;
+  BRAID_HD void operator()(int64_t i) const { sums[i] = 0.f; }
+};
+
+/// Rounds the f32 sums of a window into the result's element type.
+template <typename T> struct StoreSums {
+  T *out = nullptr;
+  const float *sums = nullptr;
+  BRAID_HD void operator()(int64_t i) const { out[i] = fromFloat<T>(sums[i]); }
+};
+
+/// scatter_add of `updates` by `indices` along `axis` into `out`. f32 sums
+/// straight into `out` (zeroed first); f16 and bf16 sum in f32 in `scratch`
+/// (`scratchFloats` floats, the stream's workspace), one window of the
+/// result at a time, each rounded once into `out`. Throws CudaError when a
+/// 16-bit result needs scratch and there is none.
+template <typename Launch>
+void runScatterAdd(const TensorView &updates, const TensorView &indices,
+                   int64_t axis, const TensorView &out, float *scratch,
+                   int64_t scratchFloats, Launch &&launch) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < out.shape.size(); ++d)
+    inner *= out.shape[d];
+  int64_t total = out.numElements();
+  int64_t numUpdates = updates.numElements();
+  if (total == 0)
+    return;
+  dispatchFloat(out.dtype, "scatter_add", [&](auto element) {
+    using T = decltype(element);
+    dispatchIndex(indices.dtype, "scatter_add", [&](auto index) {
+      using I = decltype(index);
+      ScatterAddRows<T, I> scatter;
+      scatter.updates = static_cast<const T *>(updates.data);
+      scatter.rows.indices = static_cast<const I *>(indices.data);
+      scatter.rows.inner = inner;
+      scatter.rows.count = indices.numElements();
+      scatter.rows.size = out.shape[axis];
+      if constexpr (std::is_same_v<T, float>) {
+        scatter.sums = static_cast<float *>(out.data);
+        scatter.length = total;
+        launch(ZeroSums{scatter.sums}, total);
+        if (numUpdates > 0)
+          launch(scatter, numUpdates);
+        return;
+      }
+      if (scratch == nullptr || scratchFloats <= 0)
+        throw CudaError("scatter_add: a " + std::string(toString(out.dtype)) +
+                        " result sums in f32 workspace, and there is none");
+      scatter.sums = scratch;
+      for (int64_t begin = 0; begin < total; begin += scratchFloats) {
+        scatter.begin = begin;
+        scatter.length = std::min(scratchFloats, total - begin);
+        launch(ZeroSums{scratch}, scatter.length);
+        if (numUpdates > 0)
+          launch(scatter, numUpdates);
+        launch(StoreSums<T>{static_cast<T *>(out.data) + begin, scratch},
+               scatter.length);
+      }
     });
   });
 }

@@ -29,7 +29,7 @@ using KernelTable = std::map<std::string, KernelRunFn>;
 /// neg exp log sqrt rsqrt tanh erf sigmoid silu relu gelu add sub mul div pow
 /// max min compare select cast.
 void addElementwiseKernels(KernelTable &table);
-/// reshape copy transpose slice concat split broadcast_to gather.
+/// reshape copy transpose slice concat split broadcast_to gather scatter_add.
 void addDataMovementKernels(KernelTable &table);
 /// reduce_sum reduce_mean reduce_max softmax layer_norm rms_norm rotary.
 void addNormKernels(KernelTable &table);

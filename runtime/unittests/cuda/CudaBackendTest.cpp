@@ -498,6 +498,20 @@ TEST_F(CudaOpsTest, DataMovement) {
                 .in(randomInts(DType::I64, {3, 4}, 0, 9))
                 .out(t, {3, 4, 6}));
   }
+  // scatter_add sums (atomically): 600 tokens into 7 rows, every row many
+  // times, by positive and negative ids.
+  for (DType t : kFloatTypes) {
+    Call rows("scatter_add");
+    setAttr(rows.kernel, "axis", 0);
+    compare(rows.in(randomFloats(t, {3, 200, 40}))
+                .in(randomInts(DType::I64, {3, 200}, -7, 6))
+                .out(t, {7, 40}));
+    Call columns("scatter_add");
+    setAttr(columns.kernel, "axis", 1);
+    compare(columns.in(randomFloats(t, {5, 33, 2}))
+                .in(randomInts(DType::I32, {33}, -4, 3))
+                .out(t, {5, 4, 2}));
+  }
 }
 
 TEST_F(CudaOpsTest, Attention) {

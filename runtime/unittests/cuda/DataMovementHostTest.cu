@@ -6,10 +6,10 @@
 //
 // Runs the drivers and functors of DataMovementOps.cuh on the host (the
 // tiled transpose through a host emulation that uses the same TileMap) and
-// compares transpose, slice, broadcast_to, concat, split and gather with the
-// reference kernels on random data: every element type (so every word size),
-// ranks 0 and 1, aligned and misaligned buffers, more pieces than one launch
-// takes.
+// compares transpose, slice, broadcast_to, concat, split, gather and
+// scatter_add with the reference kernels on random data: every element type
+// (so every word size), ranks 0 and 1, aligned and misaligned buffers, more
+// pieces than one launch takes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -431,6 +432,97 @@ TEST(DataMovementHost, GatherOutOfRangeWritesZeros) {
   dm::runGather(xb.view, ib.view, 0, out.view, HostLaunch{});
   std::vector<double> want = {7, 7, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 7, 7, 7, 7};
   EXPECT_EQ(out.read().f, want);
+}
+
+//===----------------------------------------------------------------------===//
+// scatter_add
+//===----------------------------------------------------------------------===//
+
+/// Runs the scatter_add driver on the host with `scratchFloats` floats of
+/// f32 scratch for 16-bit results.
+ref::Tensor scatterAddOnHost(const ref::Tensor &updates,
+                             const ref::Tensor &indices, int64_t axis,
+                             const Shape &shape, int64_t scratchFloats,
+                             bool misalign = false) {
+  std::vector<float> scratch(scratchFloats);
+  Buffer ub(updates, misalign), ib(indices, misalign),
+      out(updates.dtype, shape, misalign);
+  dm::runScatterAdd(ub.view, ib.view, axis, out.view, scratch.data(),
+                    scratchFloats, HostLaunch{});
+  return out.read();
+}
+
+/// The largest error the f32 sums may have against the reference's double
+/// sums (rounded once), relative to the largest result magnitude: f32 adds;
+/// one rounding step of the 16-bit types either way.
+double scatterAddTolerance(DType dtype) {
+  return dtype == DType::F32 ? 1e-5 : dtype == DType::F16 ? 0x1p-10 : 0x1p-7;
+}
+
+TEST(DataMovementHost, ScatterAdd) {
+  struct Case {
+    Shape out;
+    int64_t axis;
+    Shape indices;
+  };
+  const Case cases[] = {
+      {{10, 8}, 0, {4, 6}}, {{3, 5, 4}, 1, {7}}, {{4, 6, 5}, 2, {2, 3}},
+      {{6}, 0, {9}},        {{5, 3}, 0, {}},     {{5, 3}, 1, {0}},
+      {{0, 3}, 1, {2}},
+  };
+  std::mt19937 rng(18);
+  for (const Case &c : cases)
+    for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+      for (DType indexType : {DType::I64, DType::I32})
+        for (bool misalign : {false, true}) {
+          // Indices in [-size, size): repeated, negative, all in range.
+          int64_t size = std::max<int64_t>(c.out[c.axis], 1);
+          std::vector<int64_t> values(numElements(c.indices));
+          for (int64_t &v : values)
+            v = static_cast<int64_t>(rng() % (2 * size)) - size;
+          ref::Tensor indices =
+              ref::Tensor::ofInts(indexType, c.indices, values);
+          ref::Tensor updates = randomTensor(
+              rng, dtype, ref::gatheredShape(c.out, c.indices, c.axis));
+          ref::Tensor want =
+              ref::scatterAdd(updates, indices, c.axis, c.out);
+          std::string what = describe("scatter_add", dtype, c.out, misalign) +
+                             " axis " + std::to_string(c.axis) + " indices " +
+                             std::string(toString(indexType));
+          // Scratch for the whole result, and a small one: several windows.
+          for (int64_t scratchFloats : {int64_t(4096), int64_t(7)}) {
+            ref::Tensor got = scatterAddOnHost(updates, indices, c.axis, c.out,
+                                               scratchFloats, misalign);
+            ASSERT_EQ(got.shape, want.shape) << what;
+            double scale = 0, worst = 0;
+            for (size_t k = 0; k < want.f.size(); ++k) {
+              scale = std::max(scale, std::fabs(want.f[k]));
+              worst = std::max(worst, std::fabs(got.f[k] - want.f[k]));
+            }
+            EXPECT_LE(worst, scatterAddTolerance(dtype) * scale)
+                << what << " scratch " << scratchFloats;
+          }
+        }
+}
+
+TEST(DataMovementHost, ScatterAddSumsSixteenBitTypesInF32) {
+  // 256 + 1 + 1: bf16 has 8 significant bits, so adding in bf16 would stay
+  // at 256; the f32 sum is 258, which bf16 holds. Windows of 1 float.
+  ref::Tensor updates = ref::Tensor::ofFloats(DType::BF16, {3}, {256, 1, 1});
+  ref::Tensor indices = ref::Tensor::ofInts(DType::I64, {3}, {-2, 0, 0});
+  EXPECT_EQ(scatterAddOnHost(updates, indices, 0, {2}, 1).f,
+            (std::vector<double>{258, 0}));
+  // Without scratch a 16-bit result cannot be summed: an error, not a guess.
+  EXPECT_THROW(scatterAddOnHost(updates, indices, 0, {2}, 0), cuda::CudaError);
+}
+
+TEST(DataMovementHost, ScatterAddDropsIndicesOutOfRange) {
+  // The reference throws; the kernel adds nothing for them, in bounds.
+  ref::Tensor updates =
+      ref::Tensor::ofFloats(DType::F32, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  ref::Tensor indices = ref::Tensor::ofInts(DType::I64, {4}, {1, 3, -4, -3});
+  EXPECT_EQ(scatterAddOnHost(updates, indices, 0, {3, 2}, 0).f,
+            (std::vector<double>{7, 8, 1, 2, 0, 0}));
 }
 
 } // namespace

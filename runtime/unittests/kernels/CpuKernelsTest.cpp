@@ -178,6 +178,7 @@ TEST(CpuKernelsTest, RegistryKnowsEveryBraidOp) {
                          "rms_norm",
                          "rotary",
                          "gather",
+                         "scatter_add",
                          "reshape",
                          "transpose",
                          "slice",
@@ -455,6 +456,59 @@ TEST(CpuKernelsTest, RotaryAndGather) {
                 {ref::gather(table, columns, 1)});
 }
 
+/// Runs scatter_add of `updates` at `ids` along `axis` into `shape`.
+std::vector<Tensor> runScatterAdd(const Tensor &updates, const Tensor &ids,
+                               int64_t axis, Shape shape) {
+  KernelCall call("scatter_add");
+  setInt(call.kernel, "axis", axis);
+  return call.in(updates).in(ids).out(updates.dtype, std::move(shape)).run();
+}
+
+TEST(CpuKernelsTest, ScatterAddAccumulatesRepeatedAndNegativeIndices) {
+  // 24 indices into 5 rows, from -5 to 4: every row is hit several times,
+  // by its positive and its negative index.
+  Tensor ids = randomInts(DType::I64, {4, 6}, -5, 4);
+  Tensor columns = randomInts(DType::I32, {7}, -3, 2);
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16}) {
+    // f32 adds in f32 directly (within rounding of the reference's double
+    // sums); the 16-bit types go through the reference: exact.
+    double tolerance = dtype == DType::F32 ? kF32Tolerance : 0;
+    Tensor updates = randomFloats(dtype, {4, 6, 3});
+    KernelCall rows("scatter_add");
+    setInt(rows.kernel, "axis", 0);
+    expectMatches(rows.in(updates).in(ids).out(dtype, {5, 3}),
+                  {ref::scatterAdd(updates, ids, 0, {5, 3})}, tolerance);
+    Tensor middle = randomFloats(dtype, {2, 7, 4});
+    KernelCall cols("scatter_add");
+    setInt(cols.kernel, "axis", 1);
+    expectMatches(cols.in(middle).in(columns).out(dtype, {2, 3, 4}),
+                  {ref::scatterAdd(middle, columns, 1, {2, 3, 4})}, tolerance);
+  }
+  // Hand-computed: rows (3, -1, 0) of a [4, 1]: row 3 gets 1 + 2.
+  Tensor exact =
+      runScatterAdd(Tensor::ofFloats(DType::F32, {3, 1}, {1, 2, 4}),
+                    Tensor::ofInts(DType::I64, {3}, {3, -1, 0}), 0, {4, 1})[0];
+  EXPECT_THAT(exact.f, testing::ElementsAre(4, 0, 0, 3));
+}
+
+TEST(CpuKernelsTest, ScatterAddRejectsIndicesOutOfRange) {
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (int64_t bad : {4, -5}) {
+      Tensor updates = randomFloats(dtype, {3, 2});
+      Tensor ids = Tensor::ofInts(DType::I64, {3}, {0, bad, 1});
+      try {
+        runScatterAdd(updates, ids, 0, {4, 2});
+        ADD_FAILURE() << "index " << bad << " was accepted";
+      } catch (const std::invalid_argument &e) {
+        EXPECT_THAT(e.what(),
+                    testing::HasSubstr("scatter_add: index " +
+                                       std::to_string(bad) +
+                                       " is out of range for dimension 0 "
+                                       "of size 4"));
+      }
+    }
+}
+
 TEST(CpuKernelsTest, ShapeOps) {
   Tensor x = randomFloats(DType::F32, {2, 3, 4});
   expectMatches(KernelCall("reshape").in(x).out(DType::F32, {6, 4}),
@@ -637,6 +691,18 @@ TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
   setInts(slice.kernel, "static_strides", {1, 1});
   EXPECT_THAT(error(slice.in(x).out(DType::F32, {1, 2})),
               testing::HasSubstr("reads outside the input"));
+  KernelCall scatter("scatter_add");
+  setInt(scatter.kernel, "axis", 0);
+  EXPECT_THAT(error(scatter.in(x)
+                        .in(Tensor::ofInts(DType::I64, {2}, {0, 1}))
+                        .out(DType::F32, {5, 4})),
+              testing::HasSubstr("updates must have shape [2, 4]"));
+  KernelCall scatterInts("scatter_add");
+  setInt(scatterInts.kernel, "axis", 0);
+  EXPECT_THAT(error(scatterInts.in(Tensor::ofInts(DType::I32, {2}, {1, 2}))
+                        .in(Tensor::ofInts(DType::I64, {2}, {0, 1}))
+                        .out(DType::I32, {5})),
+              testing::HasSubstr("updates must be a floating tensor"));
   KernelCall reduce("reduce_sum");
   setInts(reduce.kernel, "dims", {1, 1});
   EXPECT_THAT(error(reduce.in(x).out(DType::F32, {2})),

@@ -578,6 +578,52 @@ TEST(ReferenceGatherTest, EmbeddingAndNegativeIndices) {
               HasSubstr("indices must be i64 or i32, got f32"));
 }
 
+TEST(ReferenceScatterAddTest, RepeatedAndNegativeIndicesAccumulate) {
+  // Updates [2, 2, 2] into a zero [4, 2]: indices (3, -1) both name row 3,
+  // (0, -4) both row 0; rows 1 and 2 stay zero.
+  Tensor updates = f32({2, 2, 2}, {1, 2, 10, 20, 100, 200, 1000, 2000});
+  Tensor sums = scatterAdd(updates, i64({2, 2}, {3, -1, 0, -4}), 0, {4, 2});
+  EXPECT_EQ(sums.shape, (std::vector<int64_t>{4, 2}));
+  EXPECT_THAT(sums.f, ElementsAre(1100, 2200, 0, 0, 0, 0, 11, 22));
+  // Axis 1 with i32 indices: columns (1, 1, -2) of every row of a [2, 2].
+  Tensor columns = scatterAdd(f32({2, 3}, {1, 2, 4, 8, 16, 32}),
+                              Tensor::ofInts(DType::I32, {3}, {1, 1, -2}), 1,
+                              {2, 2});
+  EXPECT_THAT(columns.f, ElementsAre(4, 3, 32, 24));
+  // bf16 sums in double, rounded once: 256 + 1 + 1 is 258, where rounding
+  // every partial sum to bf16 (8 bits) would give 256.
+  Tensor halves = scatterAdd(Tensor::ofFloats(DType::BF16, {3}, {256, 1, 1}),
+                             i64({3}, {0, 0, 0}), 0, {1});
+  EXPECT_EQ(halves.dtype, DType::BF16);
+  EXPECT_THAT(halves.f, ElementsAre(258));
+}
+
+TEST(ReferenceScatterAddTest, RejectsBadIndicesAndShapes) {
+  Tensor updates = f32({2, 2}, {1, 2, 3, 4});
+  EXPECT_THAT(
+      invalidArgumentMessage([&] {
+        scatterAdd(updates, i64({2}, {0, 4}), 0, {4, 2});
+      }),
+      HasSubstr("scatter_add: index 4 is out of range for dimension 0 of "
+                "size 4"));
+  EXPECT_THAT(invalidArgumentMessage([&] {
+                scatterAdd(updates, i64({2}, {-5, 0}), 0, {4, 2});
+              }),
+              HasSubstr("index -5 is out of range"));
+  EXPECT_THAT(invalidArgumentMessage([&] {
+                scatterAdd(updates, i64({2}, {0, 1}), 0, {4, 3});
+              }),
+              HasSubstr("updates shape [2, 2] must be [2, 3]"));
+  EXPECT_THAT(invalidArgumentMessage([&] {
+                scatterAdd(updates, f32({2}, {0, 1}), 0, {4, 2});
+              }),
+              HasSubstr("indices must be i64 or i32, got f32"));
+  EXPECT_THAT(invalidArgumentMessage([&] {
+                scatterAdd(updates, i64({2}, {0, 1}), 2, {4, 2});
+              }),
+              HasSubstr("axis 2 is out of range for rank 2"));
+}
+
 TEST(ReferenceShapeTest, ReshapeAndTranspose) {
   Tensor x = f32({2, 3}, {0, 1, 2, 3, 4, 5});
   Tensor r = reshape(x, {3, 2});

@@ -517,6 +517,55 @@ func.func @gather_axis(%t: tensor<16x4xf32>, %i: tensor<3xi64>) -> tensor<16x4xf
 
 // -----
 
+//===----------------------------------------------------------------------===//
+// braid.scatter_add
+//===----------------------------------------------------------------------===//
+
+// scatter_add whose updates and result element types differ.
+func.func @scatter_add_element_type(%u: tensor<3x4xf32>, %i: tensor<3xi64>) -> tensor<16x4xbf16> {
+  // expected-error @+1 {{'braid.scatter_add' op updates element type 'f32' differs from result element type 'bf16'}}
+  %y = braid.scatter_add %u[%i] axis 0 : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<16x4xbf16>
+  return %y : tensor<16x4xbf16>
+}
+
+// -----
+
+// scatter_add along an axis the result does not have.
+func.func @scatter_add_axis(%u: tensor<3x4xf32>, %i: tensor<3xi64>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'braid.scatter_add' op axis 2 is out of range for the result rank 2}}
+  %y = braid.scatter_add %u[%i] axis 2 : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
+
+// -----
+
+// scatter_add whose updates are not what gathering from the result would give.
+func.func @scatter_add_updates_shape(%u: tensor<2x3x5xf32>, %i: tensor<2x3xi64>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'braid.scatter_add' op updates shape [2, 3, 5] must be [2, 3, 4] (result shape [16, 4] with dimension 0 replaced by the indices shape [2, 3])}}
+  %y = braid.scatter_add %u[%i] axis 0 : (tensor<2x3x5xf32>, tensor<2x3xi64>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
+
+// -----
+
+// scatter_add of integers: sums of float slices only.
+func.func @scatter_add_integer(%u: tensor<3x4xi32>, %i: tensor<3xi64>) -> tensor<16x4xi32> {
+  // expected-error @+1 {{'braid.scatter_add' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<3x4xi32>'}}
+  %y = braid.scatter_add %u[%i] axis 0 : (tensor<3x4xi32>, tensor<3xi64>) -> tensor<16x4xi32>
+  return %y : tensor<16x4xi32>
+}
+
+// -----
+
+// scatter_add with float indices.
+func.func @scatter_add_float_indices(%u: tensor<3x4xf32>, %i: tensor<3xf32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'braid.scatter_add' op operand #1 must be statically shaped tensor of 64-bit signless integer or 32-bit signless integer values, but got 'tensor<3xf32>'}}
+  %y = braid.scatter_add %u[%i] axis 0 : (tensor<3x4xf32>, tensor<3xf32>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
+
+// -----
+
 // reshape that changes the number of elements.
 func.func @reshape_count(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{'braid.reshape' op cannot reshape [4, 8] (32 elements) into [4, 4] (16 elements)}}

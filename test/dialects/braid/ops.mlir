@@ -131,9 +131,13 @@ func.func @norms(%x: tensor<2x8x768xf32>, %g: tensor<768xf32>, %q: tensor<1x8x8x
 }
 
 // CHECK-LABEL: func @shapes
-func.func @shapes(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>, %x: tensor<2x8x768xf32>, %col: tensor<8x1xf32>) {
+func.func @shapes(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>, %x: tensor<2x8x768xf32>, %col: tensor<8x1xf32>, %ub: tensor<2x2x8xbf16>, %col_ids: tensor<2xi32>) {
   // CHECK: braid.gather %{{.*}}[%{{.*}}] axis 0 : (tensor<100x16xf32>, tensor<2x8xi32>) -> tensor<2x8x16xf32>
   %0 = braid.gather %t[%ids] axis 0 : (tensor<100x16xf32>, tensor<2x8xi32>) -> tensor<2x8x16xf32>
+  // CHECK: braid.scatter_add %{{.*}}[%{{.*}}] axis 0 : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<100x16xf32>
+  %sa = braid.scatter_add %0[%ids] axis 0 : (tensor<2x8x16xf32>, tensor<2x8xi32>) -> tensor<100x16xf32>
+  // CHECK: braid.scatter_add %{{.*}}[%{{.*}}] axis 1 : (tensor<2x2x8xbf16>, tensor<2xi32>) -> tensor<2x5x8xbf16>
+  %sb = braid.scatter_add %ub[%col_ids] axis 1 : (tensor<2x2x8xbf16>, tensor<2xi32>) -> tensor<2x5x8xbf16>
   // CHECK: braid.reshape %{{.*}} : tensor<2x8x768xf32> -> tensor<2x8x12x64xf32>
   %1 = braid.reshape %x : tensor<2x8x768xf32> -> tensor<2x8x12x64xf32>
   // CHECK: braid.transpose %{{.*}} [0, 2, 1, 3] : tensor<2x8x12x64xf32> -> tensor<2x12x8x64xf32>
