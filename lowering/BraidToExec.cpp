@@ -73,6 +73,8 @@ private:
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges;
   /// Leaders that live for the whole run.
   llvm::DenseSet<Value> persistent;
+  /// The state weights the step sets, copied after everything else.
+  SmallVector<SetWeightOp> setWeights;
   /// Arena offset per alias leader.
   llvm::DenseMap<Value, int64_t> offsets;
   /// Future -> (event recorded at the end of its region, yielded value).
@@ -182,6 +184,16 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
     }
     if (isa<GetWeightOp, ConstantOp>(op)) {
       persistent.insert(op.getResult(0));
+      continue;
+    }
+    if (auto set = dyn_cast<SetWeightOp>(op)) {
+      // The weight takes its next value when the step ends: a copy after
+      // everything else; the value lives until then.
+      if (stream != AsyncOp::getMainStream())
+        return set.emitOpError("in an async region: a state weight is set "
+                               "on the main stream");
+      setWeights.push_back(set);
+      persistent.insert(set.getValue());
       continue;
     }
     if (!isa<CostOpInterface>(op) && !isa<CollectiveOpInterface>(op))
@@ -357,7 +369,9 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
       b.getI64IntegerAttr(numEvents),
       // braid-comet's communication resource share, if any.
       main->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
-          "braid.comm_sms"));
+          "braid.comm_sms"),
+      // A training step's data contract (braid-next-token-loss).
+      main->getAttrOfType<DictionaryAttr>("braid.training"));
   Block *body = new Block();
   plan.getBody().push_back(body);
   b.setInsertionPointToStart(body);
@@ -403,7 +417,9 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
           b.getDenseI64ArrayAttr(decl ? decl.getTensorType().getShape()
                                       : type.getShape()),
           weight.getOffsetsAttr(), weight.getBlockAttr(),
-          b.getArrayAttr(sharding));
+          b.getArrayAttr(sharding),
+          decl && decl.getZeros() ? b.getStringAttr("zeros") : StringAttr(),
+          decl && decl.getState() ? b.getUnitAttr() : UnitAttr());
     } else if (auto constant = dyn_cast<ConstantOp>(op)) {
       exec::ConstantOp::create(b, op->getLoc(), bufferOf(constant.getResult()),
                                constant.getValue());
@@ -486,7 +502,38 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
         sb.getArrayAttr(indices), sb.getI64IntegerAttr(cost.getFlops()),
         sb.getI64IntegerAttr(cost.getMinBytes()));
   }
-  return status;
+  if (failed(status))
+    return failure();
+  // State weights take their next values: one copy into every buffer
+  // holding the weight, after the rest of the step.
+  OpBuilder sb =
+      OpBuilder::atBlockEnd(&streamOf(AsyncOp::getMainStream()).getBody().front());
+  for (SetWeightOp set : setWeights) {
+    SmallVector<GetWeightOp> reads;
+    main.walk([&](GetWeightOp read) {
+      if (read.getName() == set.getName())
+        reads.push_back(read);
+    });
+    if (reads.empty())
+      return set.emitOpError("sets weight '")
+             << set.getName() << "', which the step never reads";
+    for (GetWeightOp read : reads) {
+      if (read.getType() != set.getValue().getType())
+        return set.emitOpError("sets weight '")
+               << set.getName() << "' whole, but it is read as "
+               << read.getType() << " (a block or a shard)";
+      if (bufferOf(read.getResult()) == bufferOf(set.getValue()))
+        continue;
+      int64_t bytes = getNumBytes(set.getValue());
+      exec::KernelOp::create(
+          sb, set.getLoc(), sb.getStringAttr("copy"),
+          sb.getArrayAttr({bufferOf(set.getValue())}),
+          sb.getArrayAttr({bufferOf(read.getResult())}),
+          sb.getDictionaryAttr({}), sb.getArrayAttr({}),
+          sb.getI64IntegerAttr(0), sb.getI64IntegerAttr(2 * bytes));
+    }
+  }
+  return success();
 }
 
 namespace {

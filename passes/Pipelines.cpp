@@ -301,6 +301,31 @@ LogicalResult mlir::braid::buildDriverPipeline(
         steps.push_back(item.trim());
     }
   }
+  if (options.train.enabled) {
+    const TrainOptions &train = options.train;
+    if (train.optimizer != "sgd" && train.optimizer != "adamw")
+      return emitError("--optimizer must be sgd or adamw, not '" +
+                       train.optimizer + "'");
+    if (!options.parallel.empty() || !options.overlap.empty())
+      return emitError("--train compiles single-device training steps for "
+                       "now: --parallel and --overlap are not supported with "
+                       "it yet");
+    pm.addPass(createBraidNextTokenLoss());
+    pm.addPass(createBraidAutodiff());
+    BraidTrainingStepOptions step;
+    step.optimizer = train.optimizer;
+    step.lr = train.lr;
+    step.momentum = train.momentum;
+    step.beta1 = train.beta1;
+    step.beta2 = train.beta2;
+    step.eps = train.eps;
+    step.weightDecay = train.weightDecay >= 0
+                           ? train.weightDecay
+                           : (train.optimizer == "adamw" ? 0.01 : 0.0);
+    step.clipNorm = train.clipNorm;
+    pm.addPass(createBraidTrainingStep(step));
+    pm.addPass(createCSEPass());
+  }
   if (!options.parallel.empty() || balance) {
     ParallelPipelineOptions parallel;
     if (failed(parseParallel(options.parallel, parallel, emitError)))

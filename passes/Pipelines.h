@@ -159,7 +159,22 @@ void registerBraidPipelines();
 
 /// braidc's --parallel, --overlap, --hw and --pipeline, as given on its
 /// command line.
+/// braidc --train: the program becomes one training step (PyTorch's
+/// defaults for the optimizers).
+struct TrainOptions {
+  bool enabled = false;
+  std::string optimizer = "sgd";
+  double lr = 1e-3;
+  double momentum = 0.0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// Negative: the optimizer's default (0 for SGD, 0.01 for AdamW).
+  double weightDecay = -1.0;
+  double clipNorm = 0.0;
+};
+
 struct DriverPipelineOptions {
+  /// Training: next-token loss, braid-autodiff, braid-training-step first.
+  TrainOptions train;
   /// Comma-separated tp=N, dp=N, ep=N, cp=N, sp or sp=N.
   std::string parallel;
   /// Comma-separated overlap steps (OverlapStep) and `balance`.

@@ -92,6 +92,18 @@ struct NextTokenLoss : public braid::impl::BraidNextTokenLossBase<NextTokenLoss>
         &getContext(), {tokens, tokens}, {scalarType}));
     main.setAllResultAttrs(ArrayRef<DictionaryAttr>{b.getDictionaryAttr(
         b.getNamedAttr("braid.name", b.getStringAttr("loss")))});
+    // The data contract of the step, for the plan (braid-run --data).
+    auto tokensName = main.getArgAttrOfType<StringAttr>(0, "braid.name");
+    main->setAttr(
+        "braid.training",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("tokens", tokensName ? tokensName
+                                                 : b.getStringAttr("input_0")),
+             b.getNamedAttr("labels", b.getStringAttr("labels")),
+             b.getNamedAttr("loss", b.getStringAttr("loss")),
+             b.getNamedAttr("batch", b.getI64IntegerAttr(tokens.getDimSize(0))),
+             b.getNamedAttr("sequence",
+                            b.getI64IntegerAttr(tokens.getDimSize(1)))}));
     return success();
   }
 };

@@ -599,18 +599,17 @@ LogicalResult SplitOp::emitGradients(OpBuilder &b, ValueRange grads,
 LogicalResult GatherOp::emitGradients(OpBuilder &b, ValueRange grads,
                                       SmallVectorImpl<Value> &out) {
   // The table's adjoint accumulates each gathered row's adjoint at its
-  // index: one-hot rows contracted with the adjoints (a scatter-add).
-  Location loc = getLoc();
-  RankedTensorType table = typeOf(getInput());
-  if (getAxis() != 0 || table.getRank() != 2)
-    return emitOpError("has a gradient rule only for row lookups (axis 0 of a "
-                       "2-D table)");
-  RankedTensorType indices = typeOf(getIndices());
-  int64_t n = indices.getNumElements(), width = table.getDimSize(1);
-  Value rows = reshape(b, loc, getIndices(), {n});
-  Value hot = oneHot(b, loc, rows, table.getDimSize(0), table.getElementType());
-  Value g = reshape(b, loc, grads[0], {n, width});
-  out.push_back(MatmulOp::create(b, loc, hot, g, b.getUnitAttr(), UnitAttr()));
+  // index.
+  out.push_back(ScatterAddOp::create(b, getLoc(), getInput().getType(),
+                                     grads[0], getIndices(), getAxisAttr()));
+  out.push_back(Value());
+  return success();
+}
+
+LogicalResult ScatterAddOp::emitGradients(OpBuilder &b, ValueRange grads,
+                                          SmallVectorImpl<Value> &out) {
+  out.push_back(GatherOp::create(b, getLoc(), getUpdates().getType(), grads[0],
+                                 getIndices(), getAxisAttr()));
   out.push_back(Value());
   return success();
 }

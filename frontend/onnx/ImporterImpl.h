@@ -110,6 +110,9 @@ private:
   /// Declares weight `symbol` (made unique) with `data` and reads it with a
   /// get_weight: parameters at the top of the function, after the earlier
   /// reads; other weights (`atTop` false) where they are first used.
+  /// With ImportOptions::tieWeights: an earlier weight holding `data` or
+  /// its transpose, read (and transposed) here; null if there is none.
+  Value tiedWeight(const RawTensor &data);
   Value materializeWeight(StringRef symbol, RawTensor data, bool atTop = true);
   /// Declares a weight symbol (before the function) with `data` for the
   /// weights file: `name` for an initializer's weight, otherwise `name` or,

@@ -257,6 +257,31 @@ Value Importer::materialize(const HostTensor &value) {
   return ConstantOp::create(builder, loc, type, attr);
 }
 
+Value Importer::tiedWeight(const RawTensor &data) {
+  if (data.shape.size() != 2 || !isFloatType(data.type))
+    return Value();
+  RawTensor transposed = transpose(data, {1, 0});
+  for (const ImportedWeight &weight : weights) {
+    const RawTensor &other = weight.data;
+    if (other.type != data.type || other.bytes.size() != data.bytes.size())
+      continue;
+    bool same = other.shape == data.shape && other.bytes == data.bytes;
+    bool flipped = other.shape == transposed.shape &&
+                   other.bytes == transposed.bytes;
+    if (!same && !flipped)
+      continue;
+    Value read = weightValues.lookup(weight.name);
+    if (!read)
+      continue;
+    if (same)
+      return read;
+    auto type = RankedTensorType::get(data.shape, elementType(data.type));
+    return TransposeOp::create(builder, loc, type, read,
+                               builder.getDenseI64ArrayAttr({1, 0}));
+  }
+  return Value();
+}
+
 Value Importer::materializeWeight(StringRef symbol, RawTensor data,
                                   bool atTop) {
   RankedTensorType type = declareWeight(symbol, std::move(data));
@@ -312,10 +337,15 @@ Value Importer::tensor(StringRef name) {
     // Parameters become weights named as the initializer.
     StringRef symbol = e.initializer->name();
     auto it = weightValues.find(symbol);
-    if (it == weightValues.end())
+    if (it == weightValues.end()) {
+      RawTensor data = weightData(name);
+      Value tied = options.tieWeights ? tiedWeight(data) : Value();
       it = weightValues
-               .try_emplace(symbol, materializeWeight(symbol, weightData(name)))
+               .try_emplace(symbol, tied ? tied
+                                         : materializeWeight(symbol,
+                                                             std::move(data)))
                .first;
+    }
     return e.value = it->second;
   }
   const HostTensor &known = *constant(name);

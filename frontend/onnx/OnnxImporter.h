@@ -37,6 +37,11 @@ struct ImportOptions {
   int64_t maxHostElements = 0;
   /// Prints a progress line on stderr while importing (for terminals).
   bool showProgress = false;
+  /// Reads an initializer that holds the same matrix as an earlier weight,
+  /// or its transpose (a tied embedding and LM head that an exporter stored
+  /// twice), as that weight (transposed): one parameter, as in the model
+  /// that was exported. Training needs it; inference saves the copy.
+  bool tieWeights = false;
 };
 
 /// A weight of the imported model: a braid.weight symbol and its bytes.

@@ -98,6 +98,38 @@ llvm::cl::opt<bool>
                  llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()),
                  llvm::cl::cat(category));
 
+llvm::cl::opt<bool>
+    train("train",
+          llvm::cl::desc("Compile one training step: next-token cross "
+                         "entropy of the logits, gradients, optimizer update "
+                         "(docs/training.md)"),
+          llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    optimizer("optimizer", llvm::cl::desc("With --train: sgd or adamw"),
+              llvm::cl::init("sgd"), llvm::cl::cat(category));
+llvm::cl::opt<double> learningRate("lr",
+                                   llvm::cl::desc("With --train: learning rate"),
+                                   llvm::cl::init(1e-3),
+                                   llvm::cl::cat(category));
+llvm::cl::opt<double>
+    momentum("momentum", llvm::cl::desc("With --train: SGD momentum"),
+             llvm::cl::init(0.0), llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    betas("betas", llvm::cl::desc("With --train: AdamW betas B1,B2"),
+          llvm::cl::init("0.9,0.999"), llvm::cl::cat(category));
+llvm::cl::opt<double> adamEps("eps", llvm::cl::desc("With --train: AdamW eps"),
+                              llvm::cl::init(1e-8), llvm::cl::cat(category));
+llvm::cl::opt<double> weightDecay(
+    "weight-decay",
+    llvm::cl::desc("With --train: weight decay (default 0 for SGD, 0.01 for "
+                   "AdamW, decoupled)"),
+    llvm::cl::init(-1.0), llvm::cl::cat(category));
+llvm::cl::opt<double>
+    clipNorm("clip-norm",
+             llvm::cl::desc("With --train: clip the gradients' global norm "
+                            "(0: off)"),
+             llvm::cl::init(0.0), llvm::cl::cat(category));
+
 /// Prints `message` as braidc's error; returns failure.
 LogicalResult printError(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -132,6 +164,24 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.hw = hardware;
   options.pipeline = pipeline;
   options.allowReplicated = allowReplicated;
+  for (const auto *option :
+       std::initializer_list<const llvm::cl::Option *>{
+           &optimizer, &learningRate, &momentum, &betas, &adamEps,
+           &weightDecay, &clipNorm})
+    if (option->getNumOccurrences() && !train)
+      return printError("--" + option->ArgStr + " needs --train");
+  options.train.enabled = train;
+  options.train.optimizer = optimizer;
+  options.train.lr = learningRate;
+  options.train.momentum = momentum;
+  options.train.eps = adamEps;
+  options.train.weightDecay = weightDecay;
+  options.train.clipNorm = clipNorm;
+  llvm::StringRef first, second;
+  std::tie(first, second) = llvm::StringRef(betas).split(',');
+  if (first.trim().getAsDouble(options.train.beta1) ||
+      second.trim().getAsDouble(options.train.beta2))
+    return printError("--betas needs two numbers B1,B2, not '" + betas + "'");
   return buildDriverPipeline(pm, options, printError);
 }
 } // namespace
@@ -154,5 +204,6 @@ int main(int argc, char **argv) {
   request.addPasses = addPasses;
   request.emit = *emitKind;
   request.showProgress = showProgress;
+  request.tieWeights = train;
   return runImport(request);
 }

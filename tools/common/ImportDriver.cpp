@@ -65,6 +65,7 @@ int mlir::braid::runImport(const ImportRequest &request) {
   }
   ImportOptions options;
   options.showProgress = request.showProgress;
+  options.tieWeights = request.tieWeights;
   if (!parseInputShapes(request.inputShapes, options))
     return 1;
 

@@ -33,6 +33,8 @@ struct ImportRequest {
   /// fails after printing why. None: no passes.
   std::function<LogicalResult(OpPassManager &)> addPasses;
   bool showProgress = false;
+  /// ImportOptions::tieWeights (braidc --train).
+  bool tieWeights = false;
 };
 
 /// Imports an ONNX model to braid IR, runs braid-import-pipeline (unless
