@@ -1360,6 +1360,10 @@ bool Importer::foldLayout(FoldCall &call) {
     setConstant(output, apply(layout, *constant(source)));
     return true;
   }
+  // Tied weights: a parameter read in another layout stays that parameter,
+  // so the layout becomes an op on its read instead of a second weight.
+  if (options.tieWeights && !layout.suffix.empty())
+    return false;
   // A parameter in another layout is a parameter: the same weight for
   // Identity, a new one otherwise.
   Entry &from = lookup(source);

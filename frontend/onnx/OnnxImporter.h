@@ -37,10 +37,14 @@ struct ImportOptions {
   int64_t maxHostElements = 0;
   /// Prints a progress line on stderr while importing (for terminals).
   bool showProgress = false;
-  /// Reads an initializer that holds the same matrix as an earlier weight,
-  /// or its transpose (a tied embedding and LM head that an exporter stored
-  /// twice), as that weight (transposed): one parameter, as in the model
-  /// that was exported. Training needs it; inference saves the copy.
+  /// One weight per parameter, as in the model that was exported: an
+  /// initializer that holds the same matrix as an earlier weight, or its
+  /// transpose (a tied embedding and LM head that an exporter stored
+  /// twice), is read as that weight (transposed), and a weight in another
+  /// layout (Transpose, Reshape, Cast of an initializer) is that weight read
+  /// and changed by an op rather than a second stored weight. Training
+  /// needs it (one parameter gets one update); inference keeps the layouts
+  /// precomputed.
   bool tieWeights = false;
 };
 

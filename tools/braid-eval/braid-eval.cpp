@@ -65,6 +65,11 @@ llvm::cl::opt<double> gradientRtol(
     "gradient-rtol",
     llvm::cl::desc("Largest relative L2 error of a gradient"),
     llvm::cl::init(1e-4), llvm::cl::cat(category));
+llvm::cl::opt<double> gradientAtol(
+    "gradient-atol",
+    llvm::cl::desc("Per-element RMS below which a gradient counts as zero "
+                   "(its error is measured against this instead)"),
+    llvm::cl::init(1e-7), llvm::cl::cat(category));
 llvm::cl::opt<double> rtol("rtol",
                            llvm::cl::desc("Largest error allowed, relative to "
                                           "the largest expected magnitude"),
@@ -204,14 +209,18 @@ int main(int argc, char **argv) {
           failWith("the gradient of '" + of.getValue() +
                    "' has another shape in '" + expectedGradients.getValue() +
                    "'");
-        // Relative L2 error (of the difference to the expected norm).
-        double diff = 0, norm = 0;
+        // Relative L2 error: of the difference to the expected norm, or to
+        // --gradient-atol per element where the gradient is zero up to
+        // rounding (a key bias under softmax: its exact gradient is 0).
+        double diff = 0, norm = 0, computed = 0;
         for (int64_t k = 0; k < output.numElements(); ++k) {
           double d = output.at(k) - expected.at(k);
           diff += d * d;
           norm += expected.at(k) * expected.at(k);
+          computed += output.at(k) * output.at(k);
         }
-        double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+        double floor = gradientAtol * gradientAtol * output.numElements();
+        double rel = std::sqrt(diff / std::max(norm, floor));
         bool pass = rel <= gradientRtol;
         ok &= pass;
         worstGradient = std::max(worstGradient, rel);
@@ -220,7 +229,9 @@ int main(int argc, char **argv) {
         if (!pass)
           llvm::outs() << "gradient of " << of.getValue()
                        << ": relative L2 error " << llvm::format("%.3e", rel)
-                       << " (FAIL, rtol "
+                       << " (norm " << llvm::format("%.3e", std::sqrt(computed))
+                       << ", expected " << llvm::format("%.3e", std::sqrt(norm))
+                       << "; FAIL, rtol "
                        << llvm::format("%.0e", gradientRtol.getValue())
                        << ")\n";
         continue;

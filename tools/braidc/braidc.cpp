@@ -104,6 +104,12 @@ llvm::cl::opt<bool>
                          "entropy of the logits, gradients, optimizer update "
                          "(docs/training.md)"),
           llvm::cl::cat(category));
+llvm::cl::opt<bool> tieWeights(
+    "tie-weights",
+    llvm::cl::desc("One weight per parameter: repeated (or transposed) "
+                   "initializers and layouts of initializers read one weight "
+                   "(implied by --train)"),
+    llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     optimizer("optimizer", llvm::cl::desc("With --train: sgd or adamw"),
               llvm::cl::init("sgd"), llvm::cl::cat(category));
@@ -204,6 +210,6 @@ int main(int argc, char **argv) {
   request.addPasses = addPasses;
   request.emit = *emitKind;
   request.showProgress = showProgress;
-  request.tieWeights = train;
+  request.tieWeights = train || tieWeights;
   return runImport(request);
 }
