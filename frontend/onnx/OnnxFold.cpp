@@ -1362,7 +1362,7 @@ bool Importer::foldLayout(FoldCall &call) {
   }
   // Tied weights: a parameter read in another layout stays that parameter,
   // so the layout becomes an op on its read instead of a second weight.
-  if (options.tieWeights && !layout.suffix.empty())
+  if ((options.layoutsOnReads || options.tieWeights) && !layout.suffix.empty())
     return false;
   // A parameter in another layout is a parameter: the same weight for
   // Identity, a new one otherwise.

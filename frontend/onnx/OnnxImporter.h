@@ -37,14 +37,16 @@ struct ImportOptions {
   int64_t maxHostElements = 0;
   /// Prints a progress line on stderr while importing (for terminals).
   bool showProgress = false;
-  /// One weight per parameter, as in the model that was exported: an
-  /// initializer that holds the same matrix as an earlier weight, or its
-  /// transpose (a tied embedding and LM head that an exporter stored
-  /// twice), is read as that weight (transposed), and a weight in another
-  /// layout (Transpose, Reshape, Cast of an initializer) is that weight read
-  /// and changed by an op rather than a second stored weight. Training
-  /// needs it (one parameter gets one update); inference keeps the layouts
-  /// precomputed.
+  /// Every weight is one initializer: a weight in another layout
+  /// (Transpose, Reshape, Cast of an initializer) is the initializer read
+  /// and changed by an op, not a second, precomputed weight. Gradients are
+  /// then per initializer (what differentiating the .onnx gives).
+  bool layoutsOnReads = false;
+  /// One weight per parameter, as in the model that was exported (implies
+  /// layoutsOnReads): an initializer that holds the same matrix as an
+  /// earlier weight, or its transpose (a tied embedding and LM head that an
+  /// exporter stored twice), is read as that weight (transposed). Training
+  /// needs it: one parameter, one update.
   bool tieWeights = false;
 };
 

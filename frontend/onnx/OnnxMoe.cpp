@@ -395,8 +395,10 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
     }
     // Stack the per-expert weights along a new leading dimension.
     RawTensor stacked;
+    SmallVector<Attribute> parts;
     for (const MoeExpert *expert : experts) {
       const onnx::NodeProto &mine = graph.node(expert->nodes[position]);
+      parts.push_back(builder.getStringAttr(mine.input(1)));
       if (!isWeight(mine.input(1)))
         fail("the experts' FFNs differ in structure");
       RawTensor raw = weightData(mine.input(1));
@@ -414,6 +416,11 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
     }
     Value weight = materializeWeight(n.name() + ".stacked", std::move(stacked),
                                      /*atTop=*/false);
+    // Which initializer each expert's slice is (gradient checks, names).
+    auto read = weight.getDefiningOp<GetWeightOp>();
+    if (auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+            function, read.getNameAttr()))
+      decl->setAttr("braid.stacked_from", builder.getArrayAttr(parts));
     setValue(n.output(0),
              GroupedMatmulOp::create(builder, loc, tensor(n.input(0)), weight,
                                      /*transpose_rhs=*/false));

@@ -201,10 +201,36 @@ int main(int argc, char **argv) {
         if (expectedGradients.empty())
           continue;
         auto it = gradients.find(of.getValue());
-        if (it == gradients.end())
-          failWith("'" + expectedGradients.getValue() + "' has no gradient of '" +
-                   of.getValue() + "'");
-        const ref::Tensor &expected = it->second;
+        ref::Tensor stacked;
+        if (it == gradients.end()) {
+          // A weight stacked from initializers (MoE experts): the stack of
+          // their gradients.
+          auto decl = module->lookupSymbol<WeightOp>(of.getAttr());
+          auto parts = decl ? decl->getAttrOfType<ArrayAttr>("braid.stacked_from")
+                            : ArrayAttr();
+          if (!parts)
+            failWith("'" + expectedGradients.getValue() +
+                     "' has no gradient of '" + of.getValue() + "'");
+          for (Attribute part : parts) {
+            StringRef name = cast<StringAttr>(part).getValue();
+            auto found = gradients.find(name);
+            if (found == gradients.end())
+              failWith("'" + expectedGradients.getValue() +
+                       "' has no gradient of '" + name + "' (part of '" +
+                       of.getValue() + "')");
+            if (stacked.shape.empty()) {
+              stacked = found->second;
+              stacked.shape.insert(stacked.shape.begin(), 0);
+            } else {
+              stacked.f.insert(stacked.f.end(), found->second.f.begin(),
+                               found->second.f.end());
+            }
+            ++stacked.shape[0];
+            compared.insert(name);
+          }
+        }
+        const ref::Tensor &expected =
+            it == gradients.end() ? stacked : it->second;
         if (expected.shape != output.shape)
           failWith("the gradient of '" + of.getValue() +
                    "' has another shape in '" + expectedGradients.getValue() +

@@ -106,9 +106,15 @@ llvm::cl::opt<bool>
           llvm::cl::cat(category));
 llvm::cl::opt<bool> tieWeights(
     "tie-weights",
-    llvm::cl::desc("One weight per parameter: repeated (or transposed) "
-                   "initializers and layouts of initializers read one weight "
-                   "(implied by --train)"),
+    llvm::cl::desc("One weight per parameter: an initializer repeating "
+                   "another (or its transpose) reads that one; implies "
+                   "--weights-as-initializers (implied by --train)"),
+    llvm::cl::cat(category));
+llvm::cl::opt<bool> weightsAsInitializers(
+    "weights-as-initializers",
+    llvm::cl::desc("One weight per initializer: a Transpose/Reshape/Cast of "
+                   "an initializer is an op on its read, not a precomputed "
+                   "weight (gradients per initializer)"),
     llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     optimizer("optimizer", llvm::cl::desc("With --train: sgd or adamw"),
@@ -211,5 +217,6 @@ int main(int argc, char **argv) {
   request.emit = *emitKind;
   request.showProgress = showProgress;
   request.tieWeights = train || tieWeights;
+  request.layoutsOnReads = weightsAsInitializers;
   return runImport(request);
 }

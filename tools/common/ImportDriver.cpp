@@ -66,6 +66,7 @@ int mlir::braid::runImport(const ImportRequest &request) {
   ImportOptions options;
   options.showProgress = request.showProgress;
   options.tieWeights = request.tieWeights;
+  options.layoutsOnReads = request.layoutsOnReads;
   if (!parseInputShapes(request.inputShapes, options))
     return 1;
 

@@ -33,8 +33,10 @@ struct ImportRequest {
   /// fails after printing why. None: no passes.
   std::function<LogicalResult(OpPassManager &)> addPasses;
   bool showProgress = false;
-  /// ImportOptions::tieWeights (braidc --train).
+  /// ImportOptions::tieWeights (braidc --train, --tie-weights) and
+  /// layoutsOnReads (--weights-as-initializers).
   bool tieWeights = false;
+  bool layoutsOnReads = false;
 };
 
 /// Imports an ONNX model to braid IR, runs braid-import-pipeline (unless
