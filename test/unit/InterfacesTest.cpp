@@ -22,9 +22,9 @@ using namespace mlir::braid;
 namespace {
 
 /// Ops that carry no tensor computation: declarations and control structure.
-const llvm::StringSet<> kStructuralOps = {"braid.mesh",  "braid.weight",
-                                          "braid.rank",  "braid.async",
-                                          "braid.await", "braid.yield"};
+const llvm::StringSet<> kStructuralOps = {
+    "braid.mesh",  "braid.weight", "braid.set_weight", "braid.rank",
+    "braid.async", "braid.await",  "braid.yield"};
 
 class InterfacesTest : public ::testing::Test {
 protected:
@@ -58,6 +58,8 @@ TEST_F(InterfacesTest, EveryComputeOpImplementsBothInterfaces) {
         << " lacks the dimension-mapping interface";
     EXPECT_TRUE(name.hasInterface<CostOpInterface>())
         << name.getStringRef().str() << " lacks the cost interface";
+    EXPECT_TRUE(name.hasInterface<GradientOpInterface>())
+        << name.getStringRef().str() << " lacks the gradient interface";
   }
 }
 
