@@ -306,10 +306,19 @@ LogicalResult mlir::braid::buildDriverPipeline(
     if (train.optimizer != "sgd" && train.optimizer != "adamw")
       return emitError("--optimizer must be sgd or adamw, not '" +
                        train.optimizer + "'");
-    if (!options.parallel.empty() || !options.overlap.empty())
-      return emitError("--train compiles single-device training steps for "
-                       "now: --parallel and --overlap are not supported with "
-                       "it yet");
+    if (!options.overlap.empty())
+      return emitError("--train compiles training steps without overlap "
+                       "passes for now: --overlap is not supported with it "
+                       "yet");
+    // Data parallelism keeps every state weight whole on every rank; the
+    // other axes shard weights, and sharded state is not supported yet.
+    SmallVector<StringRef> axes;
+    StringRef(options.parallel).split(axes, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef axis : axes)
+      if (!axis.trim().starts_with("dp"))
+        return emitError("--train --parallel supports data parallelism (dp) "
+                         "only for now: '" + axis.trim() +
+                         "' would shard trained weights");
     pm.addPass(createBraidNextTokenLoss());
     pm.addPass(createBraidAutodiff());
     BraidTrainingStepOptions step;
