@@ -73,8 +73,10 @@ private:
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges;
   /// Leaders that live for the whole run.
   llvm::DenseSet<Value> persistent;
-  /// The state weights the step sets, copied after everything else.
+  /// The state weights the step sets, copied after everything else; their
+  /// next values live from their definition to the end.
   SmallVector<SetWeightOp> setWeights;
+  llvm::DenseSet<Value> liveToEnd;
   /// Arena offset per alias leader.
   llvm::DenseMap<Value, int64_t> offsets;
   /// Future -> (event recorded at the end of its region, yielded value).
@@ -193,7 +195,7 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
         return set.emitOpError("in an async region: a state weight is set "
                                "on the main stream");
       setWeights.push_back(set);
-      persistent.insert(set.getValue());
+      liveToEnd.insert(set.getValue());
       continue;
     }
     if (!isa<CostOpInterface>(op) && !isa<CollectiveOpInterface>(op))
@@ -260,6 +262,8 @@ void Lowering::computeLiveRanges() {
     extend(value, 0);
     extend(value, end);
   }
+  for (Value value : liveToEnd)
+    extend(value, end);
 }
 
 int64_t Lowering::allocate() {

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -101,6 +102,12 @@ struct Autodiff : public braid::impl::BraidAutodiffBase<Autodiff> {
           << wrt << "'";
       return signalPassFailure();
     }
+    if (recompute != "none" && recompute != "elementwise") {
+      module.emitError("braid-autodiff: recompute must be 'none' or "
+                       "'elementwise', not '")
+          << recompute << "'";
+      return signalPassFailure();
+    }
     if (trainable != "auto" && trainable != "all") {
       module.emitError("braid-autodiff: trainable must be 'auto' or 'all', "
                        "not '")
@@ -112,7 +119,58 @@ struct Autodiff : public braid::impl::BraidAutodiffBase<Autodiff> {
   }
 
   LogicalResult differentiate(ModuleOp module, func::FuncOp func);
+  void recomputeCheapValues(ArrayRef<Operation *> forward, Operation *end);
 };
+
+/// Whether recomputing `op` in the backward pass is cheaper than keeping
+/// its result: only parallel factors (no reduction, no whole dimension), at
+/// most 8 operations per result element, one result.
+bool isCheapToRecompute(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      isa<GetWeightOp, ConstantOp>(op))
+    return false;
+  auto mapping = dyn_cast<DimensionMappingOpInterface>(op);
+  auto cost = dyn_cast<CostOpInterface>(op);
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!mapping || !cost || !type || !isMemoryEffectFree(op))
+    return false;
+  DimensionMapping m = mapping.getDimensionMapping();
+  if (llvm::any_of(m.getFactors(), [](const Factor &f) {
+        return f.kind != FactorKind::Parallel;
+      }))
+    return false;
+  return cost.getFlops() <= 8 * std::max<int64_t>(1, type.getNumElements());
+}
+
+void Autodiff::recomputeCheapValues(ArrayRef<Operation *> forward,
+                                    Operation *end) {
+  llvm::SmallPtrSet<Operation *, 32> forwardOps(forward.begin(), forward.end());
+  llvm::DenseMap<Value, Value> recomputed;
+  OpBuilder b(&getContext());
+  // Clones `v`'s cheap producer chain before the builder's point, once.
+  std::function<Value(Value)> remat = [&](Value v) -> Value {
+    Operation *def = v.getDefiningOp();
+    if (!def || !forwardOps.contains(def) || !isCheapToRecompute(def))
+      return v;
+    if (Value done = recomputed.lookup(v))
+      return done;
+    IRMapping map;
+    for (Value operand : def->getOperands())
+      map.map(operand, remat(operand));
+    Operation *clone = b.clone(*def, map);
+    // Marked, so that CSE does not fold it back into the forward op.
+    clone->setAttr("braid.recomputed", b.getUnitAttr());
+    recomputed[v] = clone->getResult(0);
+    return clone->getResult(0);
+  };
+  // The backward ops, in order: everything after the last forward op.
+  Operation *op = forward.empty() ? nullptr : forward.back()->getNextNode();
+  for (; op && op != end; op = op->getNextNode()) {
+    b.setInsertionPoint(op);
+    for (OpOperand &use : op->getOpOperands())
+      use.set(remat(use.get()));
+  }
+}
 
 LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
   if (!func.getBody().hasOneBlock())
@@ -266,6 +324,9 @@ LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
       accumulate(operand, operandGrads[i]);
     }
   }
+
+  if (recompute == "elementwise")
+    recomputeCheapValues(forward, ret);
 
   // --- results -----------------------------------------------------------------
   SmallVector<Value> results(ret.getOperands());

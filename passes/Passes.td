@@ -109,6 +109,14 @@ def BraidAutodiff : Pass<"braid-autodiff", "::mlir::ModuleOp"> {
     every float weight the loss depends on; `frozen` and `train` list names
     to override the choice.
 
+    Memory: with `recompute=none` every forward value a rule reads stays
+    live until the rule runs. `recompute=elementwise` (selective activation
+    recomputation) re-emits cheap forward ops (only parallel factors, at
+    most 8 operations per element: activations, scalings, residual adds,
+    layout changes) right before their first backward use, so their results
+    need not live from the forward pass to the backward one; contractions,
+    norms, softmax and attention are kept.
+
     Differentiate the single-device program, before partitioning and the
     overlap passes (regions are refused): the partitioner then treats
     forward and backward alike.
@@ -129,7 +137,10 @@ def BraidAutodiff : Pass<"braid-autodiff", "::mlir::ModuleOp"> {
     ListOption<"frozen", "frozen", "std::string",
                "Weights never trained (overrides trainable)">,
     ListOption<"train", "train", "std::string",
-               "Weights always trained (overrides trainable)">
+               "Weights always trained (overrides trainable)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"none\"",
+           "Forward values the backward pass recomputes instead of keeping: "
+           "'none' or 'elementwise' (cheap elementwise and layout ops)">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];

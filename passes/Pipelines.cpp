@@ -320,7 +320,9 @@ LogicalResult mlir::braid::buildDriverPipeline(
                          "only for now: '" + axis.trim() +
                          "' would shard trained weights");
     pm.addPass(createBraidNextTokenLoss());
-    pm.addPass(createBraidAutodiff());
+    BraidAutodiffOptions autodiff;
+    autodiff.recompute = train.recompute;
+    pm.addPass(createBraidAutodiff(autodiff));
     BraidTrainingStepOptions step;
     step.optimizer = train.optimizer;
     step.lr = train.lr;

@@ -170,6 +170,8 @@ struct TrainOptions {
   /// Negative: the optimizer's default (0 for SGD, 0.01 for AdamW).
   double weightDecay = -1.0;
   double clipNorm = 0.0;
+  /// braid-autodiff's recompute option: "none" or "elementwise".
+  std::string recompute = "none";
 };
 
 struct DriverPipelineOptions {

@@ -5,6 +5,8 @@
 // RUN: not braid-opt "--braid-autodiff=wrt=everything" %t/rotary.mlir 2>&1 | FileCheck %s --check-prefix=WRT
 // ROTARY: error: 'braid.rotary' op is not differentiable in operand #1, which depends on a trained weight
 // FROZEN: error: braid-autodiff: frozen names no weight @nothere
+// RUN: not braid-opt "--braid-autodiff=recompute=everything" %t/rotary.mlir 2>&1 | FileCheck %s --check-prefix=RECOMPUTE
+// RECOMPUTE: error: braid-autodiff: recompute must be 'none' or 'elementwise', not 'everything'
 // WRT: error: braid-autodiff: wrt must be 'weights' or 'arguments', not 'everything'
 
 //--- rotary.mlir

@@ -76,4 +76,12 @@
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 -o %t/llama.dp2.bplan --progress=false
 // RUN: env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 braid-run %t/llama.dp2.bplan --steps 20 --data %{data} --loss-log %t/llama.dp2.csv > /dev/null
 // RUN: %python %S/compare_losses.py %t/llama.dp2.csv %braid_src_root/examples/models/llama/training/losses_sgd.csv | FileCheck %s
+// Selective recomputation changes where values live, not what is computed:
+// the same loss log, byte for byte.
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --recompute elementwise -o %t/llama.recompute.bplan --progress=false
+// RUN: braid-run %t/llama.recompute.bplan --steps 20 --data %{data} --loss-log %t/llama.recompute.csv > /dev/null
+// RUN: diff %t/llama.recompute.csv %t/llama.adamw.csv
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --recompute elementwise --emit=braid -o %t/llama.recompute.mlir --progress=false
+// RUN: grep -c braid.recomputed %t/llama.recompute.mlir | FileCheck %s --check-prefix=CLONES
+// CLONES: {{[1-9][0-9]*}}
 // CHECK: PASS: 20 steps

@@ -142,6 +142,12 @@ llvm::cl::opt<double>
                             "(0: off)"),
              llvm::cl::init(0.0), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> recompute(
+    "recompute",
+    llvm::cl::desc("With --train: forward values the backward pass "
+                   "recomputes instead of keeping (none, elementwise)"),
+    llvm::cl::init("none"), llvm::cl::cat(category));
+
 /// Prints `message` as braidc's error; returns failure.
 LogicalResult printError(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -179,7 +185,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
            &optimizer, &learningRate, &momentum, &betas, &adamEps,
-           &weightDecay, &clipNorm})
+           &weightDecay, &clipNorm, &recompute})
     if (option->getNumOccurrences() && !train)
       return printError("--" + option->ArgStr + " needs --train");
   options.train.enabled = train;
@@ -189,6 +195,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.train.eps = adamEps;
   options.train.weightDecay = weightDecay;
   options.train.clipNorm = clipNorm;
+  options.train.recompute = recompute;
   llvm::StringRef first, second;
   std::tie(first, second) = llvm::StringRef(betas).split(',');
   if (first.trim().getAsDouble(options.train.beta1) ||
