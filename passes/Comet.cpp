@@ -148,6 +148,19 @@ LogicalResult mlir::braid::applyComet(ModuleOp module, int64_t combineChunks) {
     Location loc = dispatch.getLoc();
     OpBuilder b(dispatch);
 
+    // COMET cuts the slots by source rank, in an order that depends on the
+    // rank (its own first). Slots cut by position (Domino's row chunks slice
+    // the all-to-all's result) or joined with another all-to-all's (Domino's
+    // column chunks concatenate two) would be paired with slots of other
+    // sources. Refuse rather than compute that.
+    for (Operation *user : dispatch.getResult().getUsers())
+      if (isa<SliceOp, SplitOp, ConcatOp>(user))
+        return user->emitOpError(
+            "braid-comet: the slots of an expert-parallel all-to-all are cut "
+            "or joined before the experts (Domino's chunks?); COMET cuts "
+            "them by source rank itself: run it on MoE layers Domino has not "
+            "split");
+
     // Dispatch: rotate so that block t holds the experts of rank r + t, and
     // send block t t steps around the ring (block 0 stays here).
     Value rotated = gatherRows(
