@@ -234,8 +234,7 @@ LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
         trained = llvm::any_of(uses, [](GetWeightOp read) {
           return hasParameterUse(read.getResult());
         });
-      // A weight nothing reads keeps its place with a zero gradient only
-      // when it looks like a parameter (rank 1 or named).
+      // A trained weight nothing reads still gets a (zero) gradient below.
       if (!trained)
         continue;
       for (GetWeightOp read : uses)

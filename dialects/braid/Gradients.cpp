@@ -462,11 +462,9 @@ LogicalResult RmsNormOp::emitGradients(OpBuilder &b, ValueRange grads,
 LogicalResult RotaryOp::emitGradients(OpBuilder &b, ValueRange grads,
                                       SmallVectorImpl<Value> &out) {
   // out = x cos + R(x) sin with R antisymmetric: dx = g cos - R(g sin), and
-  // R(v) is rotary(v, 0, 1).
+  // -R(v) is rotary(v, 0, -1).
   Location loc = getLoc();
   Value g = grads[0];
-  Type elt = typeOf(g).getElementType();
-  (void)elt;
   Value rotated = RotaryOp::create(b, loc, g.getType(), mul(b, loc, g, getSin()),
                                    filledTensor(b, loc, typeOf(getCos()), 0.0),
                                    filledTensor(b, loc, typeOf(getSin()), -1.0),
