@@ -14,6 +14,7 @@
 #include "runtime/core/Shape.h"
 #include "runtime/reference/ReferenceKernels.h"
 
+#include <utility>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -170,6 +171,9 @@ int64_t wrapMul(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
+/// Set by PerturbedArithmetic: the state of its random generator.
+thread_local uint64_t *perturbation = nullptr;
+
 /// A tensor of `dtype` and `shape` from unrounded doubles (floating dtype) or
 /// int64 values (integer dtype, stored as the element type holds them).
 Tensor makeFloat(DType dtype, Shape shape, std::vector<double> values) {
@@ -304,7 +308,12 @@ Tensor Tensor::ofFloats(DType dtype, std::vector<int64_t> shape,
   if ((int64_t)values.size() != count)
     fail("Tensor::ofFloats", std::to_string(values.size()) +
                                  " values for shape " + shapeString(shape));
-  return makeFloat(dtype, std::move(shape), std::move(values));
+  // Values given (constants, inputs) are data, not a kernel's arithmetic:
+  // PerturbedArithmetic leaves them alone (a pow's exponent 2 stays 2).
+  uint64_t *saved = std::exchange(perturbation, nullptr);
+  Tensor result = makeFloat(dtype, std::move(shape), std::move(values));
+  perturbation = saved;
+  return result;
 }
 
 Tensor Tensor::ofInts(DType dtype, std::vector<int64_t> shape,
@@ -330,6 +339,15 @@ Tensor Tensor::ofInts(DType dtype, std::vector<int64_t> shape,
 namespace {
 /// Set by ExactArithmetic: floats are not rounded to their element type.
 thread_local bool exactArithmetic = false;
+
+/// A uniform value in [-1, 1) from the splitmix64 sequence at `state`.
+double nextUnit(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-52 - 1.0;
+}
 } // namespace
 
 ExactArithmetic::ExactArithmetic() : previous(exactArithmetic) {
@@ -337,9 +355,27 @@ ExactArithmetic::ExactArithmetic() : previous(exactArithmetic) {
 }
 ExactArithmetic::~ExactArithmetic() { exactArithmetic = previous; }
 
+PerturbedArithmetic::PerturbedArithmetic(uint64_t seed)
+    : state(seed), previous(perturbation) {
+  perturbation = &state;
+}
+PerturbedArithmetic::~PerturbedArithmetic() { perturbation = previous; }
+
 double roundTo(DType dtype, double value) {
   if (exactArithmetic && isFloatType(dtype))
     return value;
+  if (perturbation && isFloatType(dtype)) {
+    // One unit in the last place, relative: 2^-23 for f32, 2^-10 for f16,
+    // 2^-7 for bf16. Not past the largest finite value (a mask's -FLT_MAX
+    // stays finite).
+    int bits = dtype == DType::F32 ? 23 : dtype == DType::F16 ? 10 : 7;
+    double moved = value * (1.0 + std::ldexp(nextUnit(*perturbation), -bits));
+    uint64_t *saved = std::exchange(perturbation, nullptr);
+    double rounded = roundTo(dtype, moved);
+    perturbation = saved;
+    if (std::isfinite(rounded) || !std::isfinite(value))
+      return rounded;
+  }
   switch (dtype) {
   case DType::F32:
     return static_cast<float>(value);

@@ -64,6 +64,26 @@ private:
   bool previous;
 };
 
+/// While one exists, on this thread, every floating value a kernel stores is
+/// perturbed by a random relative amount of up to one unit in the last place
+/// of its element type before being rounded (reproducibly, from `seed`): a
+/// model of rounding in another order. Running a program this way tells
+/// how much it amplifies rounding errors, including where the exact and the
+/// f32 results agree only because identical rows are rounded identically
+/// (the difference of two equal rows, normalized). Nests with nothing:
+/// ExactArithmetic wins while both exist.
+class PerturbedArithmetic {
+public:
+  explicit PerturbedArithmetic(uint64_t seed);
+  ~PerturbedArithmetic();
+  PerturbedArithmetic(const PerturbedArithmetic &) = delete;
+  PerturbedArithmetic &operator=(const PerturbedArithmetic &) = delete;
+
+private:
+  uint64_t state;
+  uint64_t *previous;
+};
+
 /// Rounds `value` to what a `dtype` element stores (f16, bf16: round to
 /// nearest even; f32: to float).
 double roundTo(DType dtype, double value);

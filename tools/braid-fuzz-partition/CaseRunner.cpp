@@ -180,6 +180,33 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// The flat index of the element where `actual` is furthest from
+/// `expected` (NaN against a number counts as furthest).
+int64_t worstElement(const ref::Tensor &actual, const ref::Tensor &expected) {
+  int64_t worst = 0;
+  double largest = -1;
+  for (int64_t k = 0; k < actual.numElements(); ++k) {
+    double difference = std::fabs(actual.at(k) - expected.at(k));
+    if (std::isnan(difference))
+      difference = HUGE_VAL;
+    if (difference > largest) {
+      largest = difference;
+      worst = k;
+    }
+  }
+  return worst;
+}
+
+/// The index in each dimension of flat element `flat` of `shape`.
+std::vector<int64_t> unflatten(int64_t flat, llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  return index;
+}
+
 bool allFinite(const ref::Tensor &tensor) {
   if (!tensor.isFloat())
     return true;
@@ -231,6 +258,29 @@ CaseResult CaseRunner::run(ModuleOp program,
   for (const ref::Tensor &tensor : expected)
     if (!allFinite(tensor))
       return crash("reference", "the reference outputs are not all finite");
+  // How much rounding error the program amplifies: the same program in
+  // double precision, and twice with every stored value perturbed by up to
+  // one ulp (rounding in another order). A partitioned program rounds in
+  // another order too, so an output may differ from the reference by a
+  // multiple of that spread; a well-conditioned program keeps the tight
+  // tolerance, and an ill-conditioned one (a division by a mean of signed
+  // values, the normalized difference of two identical rows, a top-k near
+  // tie) does not fail on f32 noise.
+  std::vector<ref::Tensor> exact;
+  std::vector<std::vector<ref::Tensor>> perturbed;
+  try {
+    {
+      ref::ExactArithmetic doublePrecision;
+      exact = interpretFunction(main, data.inputs, data.weights);
+    }
+    for (uint64_t k = 1; k <= 2; ++k) {
+      ref::PerturbedArithmetic noise(dataSeed * 2654435761u + k);
+      perturbed.push_back(interpretFunction(main, data.inputs, data.weights));
+    }
+  } catch (const std::exception &error) {
+    return crash("reference", std::string("in another precision: ") +
+                                  error.what());
+  }
 
   // The pipeline, one pass at a time, verifying after each.
   OwningOpRef<ModuleOp> work = program.clone();
@@ -340,6 +390,12 @@ CaseResult CaseRunner::run(ModuleOp program,
   for (size_t k = 0; k < expected.size(); ++k) {
     OutputError error;
     error.name = loaded->proto.outputs(int(k)).name();
+    error.referenceError = compareTensors(exact[k], expected[k]).relative;
+    for (const std::vector<ref::Tensor> &run : perturbed)
+      error.referenceError = std::max(
+          error.referenceError, compareTensors(run[k], expected[k]).relative);
+    error.accepted = std::max(options.tolerance,
+                              options.conditioningFactor * error.referenceError);
     for (int64_t rank = 0; rank < ranks; ++rank) {
       const ref::Tensor &got = actual[rank][k];
       if (got.shape != expected[k].shape)
@@ -352,7 +408,15 @@ CaseResult CaseRunner::run(ModuleOp program,
         error.worstRank = rank;
       }
     }
-    if (!(error.relative <= options.tolerance)) {
+    if (expected[k].numElements() > 0) {
+      const ref::Tensor &worst = actual[error.worstRank][k];
+      int64_t flat = worstElement(worst, expected[k]);
+      error.worstElement = unflatten(flat, expected[k].shape);
+      error.got = worst.at(flat);
+      error.expected = expected[k].at(flat);
+      error.exact = exact[k].at(flat);
+    }
+    if (!(error.relative <= error.accepted)) {
       result.outcome = Outcome::Mismatch;
       result.reason += (result.reason.empty() ? "" : ", ") + error.name;
     }

@@ -95,6 +95,13 @@ llvm::cl::opt<double>
               llvm::cl::desc("Largest error relative to the largest "
                              "expected magnitude"),
               llvm::cl::init(1e-4), llvm::cl::cat(getBraidToolCategory()));
+llvm::cl::opt<double> conditioningFactor(
+    "conditioning-factor",
+    llvm::cl::desc("Accept an output's error up to this multiple of how far "
+                   "the reference moves when evaluated in double precision "
+                   "or with values perturbed by one ulp, when that is above "
+                   "--tolerance (0: --tolerance alone)"),
+    llvm::cl::init(8), llvm::cl::cat(getBraidToolCategory()));
 llvm::cl::opt<int64_t>
     timeoutSeconds("timeout",
                    llvm::cl::desc("Seconds a collective or event wait may "
@@ -151,7 +158,20 @@ void printResult(llvm::raw_ostream &os, const CaseResult &result) {
     os << "  output '" << output.name << "': max abs error "
        << llvm::format("%.3e", output.maxAbs) << ", relative "
        << llvm::format("%.3e", output.relative) << " (worst rank "
-       << output.worstRank << ")\n";
+       << output.worstRank << "); the f32 reference moves "
+       << llvm::format("%.3e", output.referenceError)
+       << " under other roundings, accepted "
+       << llvm::format("%.3e", output.accepted) << "\n";
+  for (const OutputError &output : result.outputs) {
+    if (result.outcome != Outcome::Mismatch || output.worstElement.empty())
+      continue;
+    os << "    worst element of '" << output.name << "' [";
+    llvm::interleaveComma(output.worstElement, os);
+    os << "]: " << llvm::format("%.9g", output.got) << " on rank "
+       << output.worstRank << ", " << llvm::format("%.9g", output.expected)
+       << " in the f32 reference, " << llvm::format("%.9g", output.exact)
+       << " in double precision\n";
+  }
 }
 
 /// Prints a reproducer: how to rerun it, then the program.
@@ -198,6 +218,12 @@ void printReproducer(llvm::raw_ostream &os, FailingCase &failing,
 /// Counts outcomes and rejection reasons.
 struct Tally {
   int64_t cases = 0, passed = 0, rejected = 0, mismatches = 0, crashes = 0;
+  /// Cases whose program amplifies rounding so much that an output was
+  /// accepted above the tolerance (see OutputError::accepted).
+  int64_t illConditioned = 0;
+  /// Of those, the cases that passed with an error above the tolerance.
+  int64_t passedAboveTolerance = 0;
+  double tolerance = 0;
   llvm::StringMap<int64_t> reasons;
   std::vector<std::string> failures;
 
@@ -207,9 +233,16 @@ struct Tally {
 
   void add(const CaseResult &result, const std::string &what) {
     ++cases;
+    illConditioned += llvm::any_of(result.outputs, [&](const OutputError &o) {
+      return o.accepted > tolerance;
+    });
     switch (result.outcome) {
     case Outcome::Pass:
       ++passed;
+      passedAboveTolerance +=
+          llvm::any_of(result.outputs, [&](const OutputError &o) {
+            return o.relative > tolerance;
+          });
       for (const OutputError &output : result.outputs)
         if (output.relative > largestPassingError) {
           largestPassingError = output.relative;
@@ -258,6 +291,11 @@ struct Tally {
     }
     os << ", " << mismatches << " mismatches, " << crashes << " crashes in "
        << llvm::format("%.1f", seconds) << " s";
+    if (illConditioned)
+      os << "; " << illConditioned
+         << " ill-conditioned (an output moves more than the tolerance under "
+            "other roundings; compared with a raised tolerance), "
+         << passedAboveTolerance << " of them passed above the tolerance";
     if (passed)
       os << "; largest relative error passed: "
          << llvm::format("%.1e", largestPassingError) << " ("
@@ -340,6 +378,7 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   RunnerOptions options;
   options.tolerance = tolerance;
+  options.conditioningFactor = conditioningFactor;
   options.timeout = std::chrono::seconds(timeoutSeconds);
   CaseRunner runner(context, options);
 
@@ -353,6 +392,7 @@ int main(int argc, char **argv) {
         .count();
   };
   Tally tally;
+  tally.tolerance = options.tolerance;
   int64_t minimized = 0;
   for (int64_t k = 0; k < count; ++k) {
     if (timeLimit > 0 && elapsed() >= timeLimit)
