@@ -50,19 +50,20 @@ struct OutputError {
   double maxAbs = 0;
   double relative = 0;
   int64_t worstRank = 0;
-  /// How far the f32 reference is from the same program evaluated in double
-  /// precision and with every stored value perturbed by up to one ulp
-  /// (relative, like `relative`; the largest of these): the rounding error
-  /// the program amplifies. Ill-conditioned programs (a division by a mean
-  /// of signed values, the normalized difference of two identical rows, a
-  /// top-k near tie) raise it.
+  /// How far the f32 reference moves, at most, when the same program is
+  /// evaluated in double precision or with every stored value perturbed by
+  /// one ulp (relative, like `relative`): the rounding error the program
+  /// amplifies. Ill-conditioned programs (a division by a mean of signed
+  /// values, the normalized difference of two identical rows, a top-k near
+  /// tie) raise it.
   double referenceError = 0;
-  /// The error accepted for this output: the tolerance, or a multiple of
-  /// referenceError when that is larger.
-  double accepted = 0;
-  /// Where the worst rank is furthest from the reference: the element's
-  /// index in each dimension, and the three values there.
+  /// The element that decides the outcome: the one furthest beyond, or
+  /// closest to, the error it is allowed (the tolerance plus a multiple of
+  /// how far that element moves under other roundings). Its index in each
+  /// dimension, that allowance (relative, like `relative`), and the values
+  /// there on the worst rank, in the f32 reference and in double precision.
   std::vector<int64_t> worstElement;
+  double accepted = 0;
   double got = 0, expected = 0, exact = 0;
 };
 
@@ -87,10 +88,10 @@ struct CaseResult {
 struct RunnerOptions {
   /// Largest relative error (to the largest expected magnitude) accepted.
   double tolerance = 1e-4;
-  /// An output may differ from the f32 reference by this multiple of the
-  /// reference's own error against double precision: a partitioned program
-  /// sums in another order, so its rounding errors are as large as the
-  /// reference's, amplified by the same conditioning.
+  /// Each element may differ from the f32 reference by the tolerance plus
+  /// this multiple of how far it moves under other roundings: a partitioned
+  /// program sums in another order, so its rounding errors are like those,
+  /// amplified by the same conditioning.
   double conditioningFactor = 8;
   /// Longest a collective or an event wait may block (a deadlock detector).
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
