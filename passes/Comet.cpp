@@ -245,6 +245,8 @@ struct CometPass : public mlir::braid::impl::BraidCometBase<CometPass> {
   using BraidCometBase::BraidCometBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(requireUnscheduled(module, "braid-comet")))
+      return signalPassFailure();
     FailureOr<CostModel> model = CostModel::load(hw, module);
     if (failed(model))
       return signalPassFailure();

@@ -462,7 +462,8 @@ namespace {
 struct RingAttentionPass
     : public mlir::braid::impl::BraidRingAttentionBase<RingAttentionPass> {
   void runOnOperation() override {
-    if (failed(applyRingAttention(getOperation())) ||
+    if (failed(requireUnscheduled(getOperation(), "braid-ring-attention")) ||
+        failed(applyRingAttention(getOperation())) ||
         failed(mlir::verify(getOperation())))
       signalPassFailure();
   }
@@ -473,6 +474,8 @@ struct Attention2DPass
   using BraidAttention2DBase::BraidAttention2DBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(requireUnscheduled(module, "braid-attention-2d")))
+      return signalPassFailure();
     auto meshes = llvm::to_vector(module.getOps<MeshOp>());
     std::optional<unsigned> position =
         meshes.size() == 1 ? meshes.front().getAxisIndex(axis) : std::nullopt;

@@ -84,16 +84,22 @@ struct PrintChunkRunsPass
     : public mlir::braid::impl::BraidPrintChunkRunsBase<PrintChunkRunsPass> {
   using BraidPrintChunkRunsBase::BraidPrintChunkRunsBase;
   void runOnOperation() override {
-    auto function = getOperation().lookupSymbol<func::FuncOp>("main");
-    if (!function) {
-      getOperation().emitError("braid-print-chunk-runs: no function @main");
+    FailureOr<SmallVector<func::FuncOp>> functions = selectFunctions(
+        getOperation(), functionName, "braid-print-chunk-runs");
+    if (failed(functions))
       return signalPassFailure();
-    }
+    for (func::FuncOp function : *functions)
+      if (failed(requireUnscheduled(function, "braid-print-chunk-runs")) ||
+          failed(print(function)))
+        return signalPassFailure();
+  }
+
+  LogicalResult print(func::FuncOp function) {
     ChunkAnalysis analysis;
     int64_t size = inputDimSize(function, dim);
     if (failed(seedInputs(analysis, function, dim, evenChunks(size, chunks),
                           "braid-print-chunk-runs")))
-      return signalPassFailure();
+      return failure();
     analysis.run(function.getBody().front());
     for (auto &[op, chunking] : analysis.getOps()) {
       std::string text;
@@ -118,6 +124,7 @@ struct PrintChunkRunsPass
       }
       op->emitRemark(text);
     }
+    return success();
   }
 };
 
@@ -132,11 +139,13 @@ int64_t mlir::braid::inputDimSize(func::FuncOp function, int64_t dim) {
   return size;
 }
 
-LogicalResult mlir::braid::applyDomino(ModuleOp module, int64_t count,
-                                       StringRef split) {
-  auto function = module.lookupSymbol<func::FuncOp>("main");
-  if (!function)
-    return module.emitError("braid-domino: no function @main");
+LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
+                                       int64_t count, StringRef split) {
+  auto function = module.lookupSymbol<func::FuncOp>(name);
+  if (!function || function.isExternal())
+    return module.emitError("braid-domino: no function @") << name;
+  if (failed(requireUnscheduled(function, "braid-domino")))
+    return failure();
   if (split != "rows" && split != "columns" && split != "both")
     return module.emitError("braid-domino: split must be rows, columns or "
                             "both, not '")
@@ -172,34 +181,61 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<SmallVector<func::FuncOp>> functions =
+        selectFunctions(module, functionName, "braid-domino");
+    if (failed(functions))
+      return signalPassFailure();
+    for (func::FuncOp function : *functions)
+      if (failed(requireUnscheduled(function, "braid-domino")))
+        return signalPassFailure();
+    for (func::FuncOp function : *functions)
+      if (failed(runOn(module, function.getSymName())))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(ModuleOp module, StringRef name) {
     int64_t count;
     if (!chunks.isAuto()) {
       count = chunks.getCount();
     } else {
       SmallVector<int64_t> candidates{1, 2, 4, 8};
-      FailureOr<size_t> best =
-          pickByCost(module, hw, candidates.size(), [&](ModuleOp m, size_t c) {
-            return applyDomino(m, candidates[c], split);
-          });
+      FailureOr<size_t> best = failure();
+      {
+        // Counts that do not apply (a batch of 2 in 4 chunks) are skipped
+        // without an error each; one chunk always applies.
+        ScopedDiagnosticHandler quiet(&getContext(),
+                                      [](Diagnostic &) { return success(); });
+        best = pickByCost(
+            module, hw, candidates.size(),
+            [&](ModuleOp m, size_t c) {
+              return applyDomino(m, name, candidates[c], split);
+            },
+            name);
+      }
       if (failed(best))
-        return signalPassFailure();
+        return module.lookupSymbol(name)->emitError(
+                   "braid-domino: no chunk count of @")
+               << name << " could be scheduled";
       count = candidates[*best];
       module->setAttr("braid.domino_chunks",
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        count));
     }
-    if (count > 1 && failed(applyDomino(module, count, split)))
-      signalPassFailure();
+    if (count > 1 && failed(applyDomino(module, name, count, split)))
+      return failure();
+    return success();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::braid::applySeqPipeline(ModuleOp module,
+LogicalResult mlir::braid::applySeqPipeline(ModuleOp module, StringRef name,
                                             ArrayRef<int64_t> sizes) {
-  auto function = module.lookupSymbol<func::FuncOp>("main");
-  if (!function)
-    return module.emitError("braid-seq-pipeline: no function @main");
+  auto function = module.lookupSymbol<func::FuncOp>(name);
+  if (!function || function.isExternal())
+    return module.emitError("braid-seq-pipeline: no function @") << name;
+  if (failed(requireUnscheduled(function, "braid-seq-pipeline")))
+    return failure();
   ChunkAnalysis analysis;
   if (failed(seedInputs(analysis, function, 1, sizes, "braid-seq-pipeline")))
     return failure();
@@ -214,14 +250,22 @@ struct SeqPipelinePass
     : public mlir::braid::impl::BraidSeqPipelineBase<SeqPipelinePass> {
   using BraidSeqPipelineBase::BraidSeqPipelineBase;
 
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto function = module.lookupSymbol<func::FuncOp>("main");
-    if (!function) {
-      module.emitError("braid-seq-pipeline: no function @main");
+    FailureOr<SmallVector<func::FuncOp>> functions =
+        selectFunctions(module, functionName, "braid-seq-pipeline");
+    if (failed(functions))
       return signalPassFailure();
-    }
+    for (func::FuncOp function : *functions)
+      if (failed(requireUnscheduled(function, "braid-seq-pipeline")))
+        return signalPassFailure();
+    for (func::FuncOp function : *functions)
+      if (failed(runOn(module, function)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(ModuleOp module, func::FuncOp function) {
+    StringRef name = function.getSymName();
     int64_t length = inputDimSize(function, 1);
     SmallVector<int64_t> sizes;
     if (!splitPoints.empty()) {
@@ -231,7 +275,7 @@ struct SeqPipelinePass
           module.emitError("braid-seq-pipeline: split points must increase "
                            "strictly inside (0, ")
               << length << "), got " << llvm::interleaved_array(splitPoints);
-          return signalPassFailure();
+          return failure();
         }
         sizes.push_back(point - previous);
         previous = point;
@@ -242,7 +286,7 @@ struct SeqPipelinePass
         module.emitError("braid-seq-pipeline: the sequence (")
             << length << ") cannot be split into " << chunks.getCount()
             << " chunks";
-        return signalPassFailure();
+        return failure();
       }
       sizes = evenChunks(length, chunks.getCount());
     } else {
@@ -251,19 +295,29 @@ struct SeqPipelinePass
       int64_t step = std::max<int64_t>(1, length / 32);
       for (int64_t p = step; p < length; p += step)
         points.push_back(p);
-      FailureOr<size_t> best =
-          pickByCost(module, hw, points.size(), [&](ModuleOp m, size_t c) {
-            return applySeqPipeline(m, {points[c], length - points[c]});
-          });
+      FailureOr<size_t> best = failure();
+      {
+        ScopedDiagnosticHandler quiet(&getContext(),
+                                      [](Diagnostic &) { return success(); });
+        best = pickByCost(
+            module, hw, points.size(),
+            [&](ModuleOp m, size_t c) {
+              return applySeqPipeline(m, name,
+                                      {points[c], length - points[c]});
+            },
+            name);
+      }
       if (failed(best))
-        return signalPassFailure();
+        return function.emitError("braid-seq-pipeline: no split point of @")
+               << name << " could be scheduled";
       sizes = {points[*best], length - points[*best]};
       module->setAttr("braid.seq_split_point",
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        points[*best]));
     }
-    if (sizes.size() > 1 && failed(applySeqPipeline(module, sizes)))
-      signalPassFailure();
+    if (sizes.size() > 1 && failed(applySeqPipeline(module, name, sizes)))
+      return failure();
+    return success();
   }
 };
 
@@ -272,11 +326,20 @@ struct OverlapAutoPass
   using BraidOverlapAutoBase::BraidOverlapAutoBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto function = module.lookupSymbol<func::FuncOp>("main");
-    if (!function) {
-      module.emitError("braid-overlap-auto: no function @main");
+    FailureOr<SmallVector<func::FuncOp>> functions =
+        selectFunctions(module, functionName, "braid-overlap-auto");
+    if (failed(functions))
       return signalPassFailure();
-    }
+    for (func::FuncOp function : *functions)
+      if (failed(requireUnscheduled(function, "braid-overlap-auto")))
+        return signalPassFailure();
+    for (func::FuncOp function : *functions)
+      if (failed(runOn(module, function)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(ModuleOp module, func::FuncOp function) {
+    std::string name = function.getSymName().str();
     struct Candidate {
       std::string name;
       std::function<LogicalResult(ModuleOp)> apply;
@@ -285,8 +348,8 @@ struct OverlapAutoPass
         {"schedule", [](ModuleOp) { return success(); }}};
     for (int64_t count : {2, 4, 8})
       candidates.push_back({"domino=" + std::to_string(count),
-                            [count](ModuleOp m) {
-                              return applyDomino(m, count, "rows");
+                            [count, name](ModuleOp m) {
+                              return applyDomino(m, name, count, "rows");
                             }});
     int64_t length = inputDimSize(function, 1);
     llvm::SmallSetVector<int64_t, 2> points;
@@ -294,12 +357,14 @@ struct OverlapAutoPass
       if (p > 0 && p < length)
         points.insert(p);
     for (int64_t p : points)
-      candidates.push_back({"seq@" + std::to_string(p), [p, length](ModuleOp m) {
-                              return applySeqPipeline(m, {p, length - p});
-                            }});
-    // Context-parallel attention: Ring Attention and every ATTENTION2D grid.
+      candidates.push_back(
+          {"seq@" + std::to_string(p), [p, length, name](ModuleOp m) {
+             return applySeqPipeline(m, name, {p, length - p});
+           }});
+    // Context-parallel attention: Ring Attention and every ATTENTION2D grid
+    // (these rewrite every function's attention).
     bool gathered = false;
-    module.walk([&](AttentionOp attention) {
+    function.walk([&](AttentionOp attention) {
       gathered |= attention.getKey().getDefiningOp<AllGatherOp>() != nullptr;
     });
     if (gathered) {
@@ -321,24 +386,31 @@ struct OverlapAutoPass
     }
     // Expert-parallel MoE layers: COMET.
     bool experts = false;
-    module.walk([&](AllToAllOp a2a) {
+    function.walk([&](AllToAllOp a2a) {
       experts |= a2a.getInput().getDefiningOp<MoeDispatchOp>() != nullptr;
     });
     if (experts)
       candidates.push_back({"comet", [](ModuleOp m) {
                               return applyComet(m, 1);
                             }});
-    // Candidates that do not apply (a batch of 1 in 2 chunks) are skipped.
-    ScopedDiagnosticHandler quiet(&getContext(),
-                                  [](Diagnostic &) { return success(); });
-    FailureOr<size_t> best =
-        pickByCost(module, hw, candidates.size(), [&](ModuleOp m, size_t c) {
-          return candidates[c].apply(m);
-        });
-    if (failed(best) || failed(candidates[*best].apply(module)))
-      return signalPassFailure();
+    FailureOr<size_t> best = failure();
+    {
+      // Candidates that do not apply (a batch of 1 in 2 chunks) are skipped
+      // without an error each; plain scheduling always applies.
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      best = pickByCost(
+          module, hw, candidates.size(),
+          [&](ModuleOp m, size_t c) { return candidates[c].apply(m); }, name);
+    }
+    if (failed(best))
+      return function.emitError("braid-overlap-auto: no candidate of @")
+             << name << " could be scheduled";
+    if (failed(candidates[*best].apply(module)))
+      return failure();
     module->setAttr("braid.overlap_choice",
                     StringAttr::get(&getContext(), candidates[*best].name));
+    return success();
   }
 };
 

@@ -15,10 +15,12 @@ namespace braid {
 /// The size of dimension `dim` of `function`'s inputs: of the last input
 /// where it exceeds 1; 0 when none does.
 int64_t inputDimSize(func::FuncOp function, int64_t dim);
-/// Domino's split of @main into `count` chunks (braid-domino).
-LogicalResult applyDomino(ModuleOp module, int64_t count, StringRef split);
-/// ISO's split of @main's sequence into chunks of `sizes`.
-LogicalResult applySeqPipeline(ModuleOp module, ArrayRef<int64_t> sizes);
+/// Domino's split of @`function` into `count` chunks (braid-domino).
+LogicalResult applyDomino(ModuleOp module, StringRef function, int64_t count,
+                          StringRef split);
+/// ISO's split of @`function`'s sequence into chunks of `sizes`.
+LogicalResult applySeqPipeline(ModuleOp module, StringRef function,
+                               ArrayRef<int64_t> sizes);
 /// Ring Attention for every attention whose K/V are all-gathered along the
 /// sequence (braid-ring-attention).
 LogicalResult applyRingAttention(ModuleOp module);
@@ -33,10 +35,12 @@ LogicalResult applyAttention2D(ModuleOp module, StringRef axis, int64_t rows,
 
 /// Applies `transform` to a copy of `module` for every candidate, schedules
 /// the copy, and returns the index of the candidate with the shortest
-/// estimated makespan (the first of equals).
+/// estimated makespan (the first of equals): of @`function`, or the sum over
+/// every function with a body when `function` is empty.
 template <typename Transform>
-inline FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw, size_t candidates,
-                             Transform transform) {
+inline FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw,
+                                    size_t candidates, Transform transform,
+                                    StringRef function = "") {
   FailureOr<CostModel> model = CostModel::load(hw, module);
   if (failed(model))
     return failure();
@@ -44,11 +48,21 @@ inline FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw, size_t candid
   double bestTime = 0;
   for (size_t c = 0; c < candidates; ++c) {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    auto function = copy->lookupSymbol<func::FuncOp>("main");
-    if (!function || failed(transform(*copy, c)) ||
-        failed(scheduleFunction(function, *model, 0, "comm")))
+    if (failed(transform(*copy, c)))
       continue;
-    double time = estimateTimeline(function, *model).makespan;
+    bool scheduled = true;
+    double time = 0;
+    for (auto f : copy->getOps<func::FuncOp>()) {
+      if (f.isExternal() || (!function.empty() && f.getSymName() != function))
+        continue;
+      if (failed(scheduleFunction(f, *model, 0, "comm"))) {
+        scheduled = false;
+        break;
+      }
+      time += estimateTimeline(f, *model).makespan;
+    }
+    if (!scheduled)
+      continue;
     if (!best || time < bestTime) {
       best = c;
       bestTime = time;

@@ -1072,7 +1072,7 @@ void PartitionPass::runOnOperation() {
                              {"ep", epSize},
                              {"cp", cpSize},
                              {"tp", tpSize}}) {
-    if (ranks < 0 || ranks == 1 && name == "tp" && sequenceParallel)
+    if (ranks < 0 || (ranks == 1 && name == "tp" && sequenceParallel))
       return fail("axis '" + name + "' needs at least 2 ranks, got " +
                   Twine(ranks));
     if (ranks < 2)

@@ -270,7 +270,7 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
 def BraidPrintChunkRuns : Pass<"braid-print-chunk-runs", "::mlir::ModuleOp"> {
   let summary = "Prints the dependency analysis behind the overlap passes";
   let description = [{
-    Seeds `@main`'s inputs split along dimension `dim` into `chunks` chunks
+    Seeds each function's inputs (`function`, default every function) split along dimension `dim` into `chunks` chunks
     and reports, for every op the split reaches, a remark: the run it belongs
     to, the factor it is chunked along, and what chunk i needs of each
     operand (`chunk` along a dimension, `prefix` 0..i along a dimension for
@@ -280,7 +280,9 @@ def BraidPrintChunkRuns : Pass<"braid-print-chunk-runs", "::mlir::ModuleOp"> {
   let options = [
     Option<"dim", "dim", "int64_t", /*default=*/"0",
            "The input dimension to split (0: batch, 1: sequence)">,
-    Option<"chunks", "chunks", "int64_t", /*default=*/"2", "Number of chunks">
+    Option<"chunks", "chunks", "int64_t", /*default=*/"2", "Number of chunks">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "The function to transform (default: every function with a body)">
   ];
 }
 
@@ -302,6 +304,9 @@ def BraidDomino : Pass<"braid-domino", "::mlir::ModuleOp"> {
     `chunks=auto` (or `0`) tries 1, 2, 4 and 8 chunks and keeps the count
     whose scheduled program the cost model (hardware profile `hw`) says is
     fastest.
+    Its input must not be scheduled yet: a function that already holds
+    `braid.async` regions is rejected with one error (run it before
+    `braid-schedule`).
   }];
   let options = [
     Option<"chunks", "chunks", "::mlir::braid::AutoCount", /*default=*/"2",
@@ -309,7 +314,9 @@ def BraidDomino : Pass<"braid-domino", "::mlir::ModuleOp"> {
     Option<"split", "split", "std::string", /*default=*/"\"rows\"",
            "rows (batch), columns (row-parallel outputs) or both">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile for chunks=auto">
+           "Hardware profile for chunks=auto">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "The function to transform (default: every function with a body)">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];
@@ -319,7 +326,7 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
   let summary = "Pipelines sequence chunks of a causal prefill (ISO)";
   let description = [{
     ISO's sequence pipelining for prefill: the sequence (dimension 1 of every
-    input of `@main`) is split into chunks and every op is computed once per
+    input of each function: `function`, or every function with a body) is split into chunks and every op is computed once per
     chunk; causal attention of chunk i reads the keys and values of chunks
     0..i (with its causal diagonal at the chunk's start). Chunk i's
     all-reduce can then overlap chunk i+1's compute, and one chunk's MLP the
@@ -332,6 +339,9 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
     the fastest scheduled program. Attention cost grows with the square of the
     prefix, so the balanced point sits near L/sqrt(2) when attention
     dominates and near L/2 when linear layers do.
+    Its input must not be scheduled yet: a function that already holds
+    `braid.async` regions is rejected with one error (run it before
+    `braid-schedule`).
   }];
   let options = [
     Option<"chunks", "chunks", "::mlir::braid::AutoCount", /*default=*/"2",
@@ -340,7 +350,9 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
     ListOption<"splitPoints", "split-points", "int64_t",
                "Sequence positions where chunks start (overrides chunks)">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile for chunks=auto">
+           "Hardware profile for chunks=auto">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "The function to transform (default: every function with a body)">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];
@@ -404,10 +416,15 @@ def BraidOverlapAuto : Pass<"braid-overlap-auto", "::mlir::ModuleOp"> {
     (hardware profile `hw`) times fastest. The choice is
     recorded as `braid.overlap_choice` on the module. Run `braid-schedule`
     after it (`braidc --overlap auto` does).
+    Its input must not be scheduled yet: a function that already holds
+    `braid.async` regions is rejected with one error (run it before
+    `braid-schedule`).
   }];
   let options = [
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile the candidates are timed on">
+           "Hardware profile the candidates are timed on">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "The function to transform (default: every function with a body)">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];
@@ -500,6 +517,9 @@ def BraidRingAttention : Pass<"braid-ring-attention", "::mlir::ModuleOp"> {
     a block wholly in a query block's future contributes nothing.
     `braid-schedule` then overlaps each shift with the previous block's
     partial attention.
+    Its input must not be scheduled yet: a function that already holds
+    `braid.async` regions is rejected with one error (run it before
+    `braid-schedule`).
   }];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];
@@ -521,6 +541,9 @@ def BraidAttention2D : Pass<"braid-attention-2d", "::mlir::ModuleOp"> {
     outputs. `grid=RxC`, or `auto`: the cost model (`hw`) picks the
     factorization of P. Causal masking is exact through key positions, as in
     `braid-ring-attention`.
+    Its input must not be scheduled yet: a function that already holds
+    `braid.async` regions is rejected with one error (run it before
+    `braid-schedule`).
   }];
   let options = [
     Option<"grid", "grid", "std::string", /*default=*/"\"auto\"",
@@ -553,6 +576,9 @@ def BraidComet : Pass<"braid-comet", "::mlir::ModuleOp"> {
     does. The plan
     carries it to the runtime (the simulator applies it; the CUDA backend
     caps NCCL's thread blocks with it).
+    Its input must not be scheduled yet: a function that already holds
+    `braid.async` regions is rejected with one error (run it before
+    `braid-schedule`).
   }];
   let options = [
     Option<"combineChunks", "combine-chunks", "::mlir::braid::AutoCount",

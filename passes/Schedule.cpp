@@ -29,6 +29,44 @@ namespace braid {
 using namespace mlir;
 using namespace mlir::braid;
 
+LogicalResult mlir::braid::requireUnscheduled(Operation *root,
+                                              StringRef pass) {
+  Operation *scheduled = nullptr;
+  root->walk([&](Operation *op) {
+    if (isa<AsyncOp, AwaitOp>(op)) {
+      scheduled = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!scheduled)
+    return success();
+  auto function = scheduled->getParentOfType<func::FuncOp>();
+  return scheduled->emitError(pass)
+         << ": @" << (function ? function.getSymName() : StringRef("?"))
+         << " is already scheduled (it holds braid.async regions, "
+            "braid-schedule's output); run "
+         << pass << " before braid-schedule";
+}
+
+FailureOr<SmallVector<func::FuncOp>>
+mlir::braid::selectFunctions(ModuleOp module, StringRef name, StringRef pass) {
+  SmallVector<func::FuncOp> functions;
+  if (!name.empty()) {
+    auto function = module.lookupSymbol<func::FuncOp>(name);
+    if (!function || function.isExternal())
+      return module.emitError(pass) << ": no function @" << name
+                                    << " with a body",
+             failure();
+    functions.push_back(function);
+    return functions;
+  }
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      functions.push_back(function);
+  return functions;
+}
+
 LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                                             const CostModel &model,
                                             int64_t memoryLimit,

@@ -5,12 +5,28 @@
 
 #include "passes/OverlapModel.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
 namespace mlir {
 namespace braid {
 
 /// The attribute braid-schedule leaves on a collective whose issue the
 /// memory limit held back (read by braid-overlap-report).
 constexpr StringLiteral kHeldByMemoryAttr = "braid.held_by_memory_limit";
+
+/// Fails with one error, naming `pass`, when `root` (a function or a
+/// module) already holds braid.async regions (braid-schedule's output):
+/// `pass` rewrites synchronous collectives, so it runs before
+/// braid-schedule.
+LogicalResult requireUnscheduled(Operation *root, StringRef pass);
+
+/// The functions a pass named `pass` transforms: @`name`, or every function
+/// with a body when `name` is empty. Fails with one error when @`name` does
+/// not exist.
+FailureOr<SmallVector<func::FuncOp>> selectFunctions(ModuleOp module,
+                                                     StringRef name,
+                                                     StringRef pass);
 
 /// Reorders `function`'s body and turns every synchronous collective into a
 /// braid.async on stream `stream` issued as early as its operands allow,

@@ -50,12 +50,12 @@
 // RUN: not braid-opt %t/gpt2.raw.mlir --pass-pipeline='builtin.module(braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino,domino-columns=3,seq=0,comet=2,ring,attention-2d=2x2,schedule,auto hw=dgx-a100})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
 // DUMP: braid-split-fused-projections,
 // DUMP-NEXT: braid-partition{allow-replicated=false cp=0 dp=0 ep=0 function=main sp=false tp=2},
-// DUMP-NEXT: braid-domino{chunks=auto hw=dgx-a100 split=rows},
-// DUMP-NEXT: braid-domino{chunks=3 hw=dgx-a100 split=columns},
-// DUMP-NEXT: braid-seq-pipeline{chunks=auto hw=dgx-a100 },
+// DUMP-NEXT: braid-domino{chunks=auto function= hw=dgx-a100 split=rows},
+// DUMP-NEXT: braid-domino{chunks=3 function= hw=dgx-a100 split=columns},
+// DUMP-NEXT: braid-seq-pipeline{chunks=auto function= hw=dgx-a100 },
 // DUMP-NEXT: braid-comet{combine-chunks=2 hw=dgx-a100},
 // DUMP-NEXT: braid-ring-attention,
 // DUMP-NEXT: braid-attention-2d{axis=cp grid=2x2 hw=dgx-a100},
-// DUMP-NEXT: braid-overlap-auto{hw=dgx-a100},
+// DUMP-NEXT: braid-overlap-auto{function= hw=dgx-a100},
 // DUMP-NEXT: braid-schedule{hw=dgx-a100 memory-limit=0 stream=comm},
 // DUMP-NEXT: braid-verify-collectives{serialized-collectives=false}

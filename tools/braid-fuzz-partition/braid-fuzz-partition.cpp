@@ -20,6 +20,8 @@
 
 #include "lowering/Passes.h"
 #include "passes/Passes.h"
+#include "lowering/Pipelines.h"
+#include "passes/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -359,6 +361,8 @@ int main(int argc, char **argv) {
   registerCanonicalizerPass();
   registerCSEPass();
   registerBraidPasses();
+  registerBraidPipelines();
+  registerLoweringPipelines();
   registerLoweringPasses();
   hideRegisteredOptions();
   setBraidVersionPrinter("braid-fuzz-partition");

@@ -5,6 +5,7 @@
 #include "runtime/core/Version.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -14,7 +15,13 @@ llvm::cl::OptionCategory &mlir::braid::getBraidToolCategory() {
   return category;
 }
 
+const char *const mlir::braid::kBraidBugReportMessage =
+    "PLEASE report this crash to the Braid developers (it is a bug in Braid, "
+    "not in LLVM or MLIR): attach the command line and the input file below, "
+    "and the stack dump.\n";
+
 void mlir::braid::setBraidVersionPrinter(llvm::StringRef toolName) {
+  llvm::setBugReportMsg(kBraidBugReportMessage);
   llvm::cl::SetVersionPrinter([name = toolName.str()](llvm::raw_ostream &os) {
     os << name << " (Braid) " << ::braid::rt::kBraidVersion
        << "\n  built with MLIR " << LLVM_VERSION_STRING << "\n";

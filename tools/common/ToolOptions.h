@@ -21,8 +21,12 @@ namespace braid {
 /// The category of a tool's own options; --help shows it first.
 llvm::cl::OptionCategory &getBraidToolCategory();
 
-/// Makes --version print "<tool> (Braid) <version>" and the MLIR version.
+/// Makes --version print "<tool> (Braid) <version>" and the MLIR version,
+/// and a crash's banner ask for a report to Braid, not to llvm-project.
 void setBraidVersionPrinter(llvm::StringRef toolName);
+
+/// The banner a crash prints before its stack dump.
+extern const char *const kBraidBugReportMessage;
 
 /// Hides from --help every option registered so far, except those in the
 /// Braid category, the generic ones (--help, --version) and `keep`. Call it
