@@ -222,7 +222,8 @@ LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
       StringRef name = weight.getSymName();
       if (!isa<FloatType>(weight.getTensorType().getElementType()))
         continue;
-      ArrayRef<GetWeightOp> uses = reads.lookup(name);
+      // A copy: lookup returns the vector by value.
+      SmallVector<GetWeightOp, 1> uses = reads.lookup(name);
       bool trained;
       if (trainNames.contains(name))
         trained = true;

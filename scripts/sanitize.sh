@@ -50,7 +50,18 @@ cmake --build "$build" -j "$jobs"
 built=$(date +%s)
 
 libasan="$("${CXX:-c++}" -print-file-name=libasan.so)"
-export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:abort_on_error=1:symbolize=1"
+# allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons the unused rest of
+#   a slab when its inline code is compiled with ASan (ours), and libMLIR's
+#   uninstrumented copy allocates from the same slab (attribute storage)
+#   without unpoisoning, so libc's memmove interceptor reports a
+#   use-after-poison that is not one.
+# detect_odr_violation=1: the dialect and pass plugins both carry the braid
+#   dialect's TypeID globals; loaded into one mlir-opt, ELF interposition
+#   makes them one, and only a size mismatch would be a real violation.
+# fast_unwind_on_malloc=0: OpenMPI has no frame pointers, so the fast
+#   unwinder stops inside it and leak stacks never reach the frames the
+#   suppressions name.
+export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:abort_on_error=1:symbolize=1:allow_user_poisoning=0:detect_odr_violation=1:fast_unwind_on_malloc=0"
 export LSAN_OPTIONS="suppressions=$root/scripts/sanitize-lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LIT_OPTS="${LIT_OPTS:-} --param mlir_opt_preload=$libasan"

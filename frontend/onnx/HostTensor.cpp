@@ -82,13 +82,23 @@ int64_t HostTensor::numElements() const {
 
 std::optional<int64_t>
 mlir::braid::onnx_import::checkedNumElements(ArrayRef<int64_t> shape) {
+  // The product of the non-zero sizes must fit too, even when a zero makes
+  // the tensor empty: kernels multiply partial products (the sizes before or
+  // after an axis), which would overflow for [0, 2^62, 4].
   int64_t n = 1;
+  bool empty = false;
   for (int64_t d : shape) {
-    if (d < 0 || (d != 0 && n > INT64_MAX / d))
+    if (d < 0)
+      return std::nullopt;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > INT64_MAX / d)
       return std::nullopt;
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 double HostTensor::getDouble(int64_t i) const {

@@ -88,7 +88,8 @@ int64_t saturatingInt(double v);
 /// as the type would hold them.
 void normalizeElements(HostTensor &t);
 
-/// Product of the dimensions, or std::nullopt on overflow or a negative one.
+/// Product of the dimensions, or std::nullopt for a negative one or when the
+/// product of the non-zero ones overflows (even if a zero makes it 0).
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
 
 /// Numpy broadcast of two shapes; std::nullopt if they do not broadcast.
