@@ -40,3 +40,11 @@
 // PLAN-MLIR: error: --emit=plan writes a binary plan, but -o '{{.*}}plan.mlir' names an IR file (.mlir: --emit=braid or exec)
 // RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --emit=plan 2>&1 | FileCheck %s --check-prefix=PLAN-STDOUT
 // PLAN-STDOUT: error: a plan is binary; name its file with -o
+
+// The weights file goes beside the output only when the output is a regular
+// file: -o /dev/null (here through a link to it) discards everything and
+// creates no null.safetensors beside it.
+// RUN: mkdir -p %t/null && ln -sf /dev/null %t/null/out.mlir && ln -sf /dev/null %t/null/out.bplan
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx -o %t/null/out.mlir --progress=false
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx -o %t/null/out.bplan --progress=false
+// RUN: not ls %t/null/out.safetensors

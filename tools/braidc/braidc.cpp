@@ -49,7 +49,7 @@ llvm::cl::opt<EmitKind> emit(
     llvm::cl::cat(category));
 llvm::cl::opt<std::string> weightsPath(
     "weights",
-    llvm::cl::desc("Weights file (default: the output with .safetensors)"),
+    llvm::cl::desc("Weights file (default: the output with .safetensors, when the output is a regular file; none for -o /dev/null)"),
     llvm::cl::value_desc("file"), llvm::cl::cat(category));
 llvm::cl::list<std::string> inputShapes(
     "input-shape",

@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -98,7 +99,16 @@ int mlir::braid::runImport(const ImportRequest &request) {
     return 1;
 
   std::string weights = request.weightsPath;
-  if (weights.empty() && !imported->weights.empty()) {
+  // The weights go beside the output only when it is a regular file: -o
+  // /dev/null (or a pipe) discards the output, and /dev/null.safetensors
+  // must not appear.
+  llvm::sys::fs::file_status outputStatus;
+  bool outputIsSpecial =
+      request.outputPath != "-" &&
+      !llvm::sys::fs::status(request.outputPath, outputStatus) &&
+      llvm::sys::fs::exists(outputStatus) &&
+      outputStatus.type() != llvm::sys::fs::file_type::regular_file;
+  if (weights.empty() && !imported->weights.empty() && !outputIsSpecial) {
     if (request.outputPath == "-") {
       llvm::errs() << "error: the model has " << imported->weights.size()
                    << " weights; name their file with --weights or the "
