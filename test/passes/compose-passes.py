@@ -164,7 +164,7 @@ def main():
                     continue
                 counts["failed"] += 1
                 failures += 1
-                print("%s: %s: %s" % (name, pipeline, outcome))
+                print("%s: %s: %s" % (name, pipeline, outcome), flush=True)
                 for line in output.splitlines()[1:6]:
                     print("    " + line)
         print("%s: %d pipelines: %d ran and matched, %d rejected, %d failed"
