@@ -84,13 +84,12 @@ struct PrintChunkRunsPass
     : public mlir::braid::impl::BraidPrintChunkRunsBase<PrintChunkRunsPass> {
   using BraidPrintChunkRunsBase::BraidPrintChunkRunsBase;
   void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> functions = selectFunctions(
+    FailureOr<SmallVector<func::FuncOp>> functions = selectUnscheduledFunctions(
         getOperation(), functionName, "braid-print-chunk-runs");
     if (failed(functions))
       return signalPassFailure();
     for (func::FuncOp function : *functions)
-      if (failed(requireUnscheduled(function, "braid-print-chunk-runs")) ||
-          failed(print(function)))
+      if (failed(print(function)))
         return signalPassFailure();
   }
 
@@ -182,12 +181,9 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<SmallVector<func::FuncOp>> functions =
-        selectFunctions(module, functionName, "braid-domino");
+        selectUnscheduledFunctions(module, functionName, "braid-domino");
     if (failed(functions))
       return signalPassFailure();
-    for (func::FuncOp function : *functions)
-      if (failed(requireUnscheduled(function, "braid-domino")))
-        return signalPassFailure();
     for (func::FuncOp function : *functions)
       if (failed(runOn(module, function.getSymName())))
         return signalPassFailure();
@@ -253,12 +249,9 @@ struct SeqPipelinePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<SmallVector<func::FuncOp>> functions =
-        selectFunctions(module, functionName, "braid-seq-pipeline");
+        selectUnscheduledFunctions(module, functionName, "braid-seq-pipeline");
     if (failed(functions))
       return signalPassFailure();
-    for (func::FuncOp function : *functions)
-      if (failed(requireUnscheduled(function, "braid-seq-pipeline")))
-        return signalPassFailure();
     for (func::FuncOp function : *functions)
       if (failed(runOn(module, function)))
         return signalPassFailure();
@@ -327,12 +320,9 @@ struct OverlapAutoPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<SmallVector<func::FuncOp>> functions =
-        selectFunctions(module, functionName, "braid-overlap-auto");
+        selectUnscheduledFunctions(module, functionName, "braid-overlap-auto");
     if (failed(functions))
       return signalPassFailure();
-    for (func::FuncOp function : *functions)
-      if (failed(requireUnscheduled(function, "braid-overlap-auto")))
-        return signalPassFailure();
     for (func::FuncOp function : *functions)
       if (failed(runOn(module, function)))
         return signalPassFailure();

@@ -67,6 +67,19 @@ mlir::braid::selectFunctions(ModuleOp module, StringRef name, StringRef pass) {
   return functions;
 }
 
+FailureOr<SmallVector<func::FuncOp>>
+mlir::braid::selectUnscheduledFunctions(ModuleOp module, StringRef name,
+                                        StringRef pass) {
+  FailureOr<SmallVector<func::FuncOp>> functions =
+      selectFunctions(module, name, pass);
+  if (failed(functions))
+    return failure();
+  for (func::FuncOp function : *functions)
+    if (failed(requireUnscheduled(function, pass)))
+      return failure();
+  return functions;
+}
+
 LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                                             const CostModel &model,
                                             int64_t memoryLimit,

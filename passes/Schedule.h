@@ -28,6 +28,11 @@ FailureOr<SmallVector<func::FuncOp>> selectFunctions(ModuleOp module,
                                                      StringRef name,
                                                      StringRef pass);
 
+/// selectFunctions, then requireUnscheduled on each: a pass that rewrites
+/// synchronous collectives checks every function before changing any.
+FailureOr<SmallVector<func::FuncOp>>
+selectUnscheduledFunctions(ModuleOp module, StringRef name, StringRef pass);
+
 /// Reorders `function`'s body and turns every synchronous collective into a
 /// braid.async on stream `stream` issued as early as its operands allow,
 /// with its braid.await right before the first op that reads it, so that
