@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <dirent.h>
@@ -19,6 +20,9 @@
 
 #ifndef BRAID_RUNTIME_PROFILES_DIR
 #define BRAID_RUNTIME_PROFILES_DIR ""
+#endif
+#ifndef BRAID_RUNTIME_INSTALLED_PROFILES_DIR
+#define BRAID_RUNTIME_INSTALLED_PROFILES_DIR ""
 #endif
 
 namespace braid::rt {
@@ -304,9 +308,16 @@ std::vector<std::string> profileSearchPath() {
       start = end + 1;
     }
   }
-  std::string builtIn = BRAID_RUNTIME_PROFILES_DIR;
-  if (!builtIn.empty())
-    folders.push_back(builtIn);
+  // The source tree's folder while it exists (a build tree), then the
+  // installed copy (`cmake --install`), so an installed tool keeps working
+  // after the source tree is gone.
+  for (const char *builtIn :
+       {BRAID_RUNTIME_PROFILES_DIR, BRAID_RUNTIME_INSTALLED_PROFILES_DIR}) {
+    std::string folder = builtIn;
+    if (!folder.empty() &&
+        std::find(folders.begin(), folders.end(), folder) == folders.end())
+      folders.push_back(folder);
+  }
   return folders;
 }
 

@@ -168,7 +168,8 @@ HardwareProfile loadHardwareProfile(const std::string &path);
 
 /// The folders searched for profiles by name, in order: each entry of the
 /// BRAID_PROFILE_PATH environment variable (colon-separated), then the
-/// runtime/profiles folder of the source tree this library was built from.
+/// runtime/profiles folder of the source tree this library was built from,
+/// then <prefix>/share/braid/profiles of its install prefix.
 std::vector<std::string> profileSearchPath();
 
 /// The names (file stems) of the profiles found on profileSearchPath(),

@@ -259,6 +259,14 @@ TEST(HardwareProfileTest, ResolvesNamesAndPaths) {
   EXPECT_EQ(findHardwareProfile("tiny"), dir + "/tiny.json");
   EXPECT_EQ(resolveHardwareProfile("tiny").name, "tiny");
   EXPECT_THAT(listHardwareProfiles(), testing::Contains(std::string("tiny")));
+  // After the environment's folders: the source tree's, then the installed
+  // copy under the install prefix (cmake --install), each once.
+  std::vector<std::string> path = profileSearchPath();
+  ASSERT_EQ(path.size(), 4u);
+  EXPECT_EQ(path[0], "/nonexistent");
+  EXPECT_EQ(path[1], dir);
+  EXPECT_THAT(path[2], testing::EndsWith("runtime/profiles"));
+  EXPECT_THAT(path[3], testing::EndsWith("share/braid/profiles"));
   if (old)
     ::setenv("BRAID_PROFILE_PATH", saved.c_str(), 1);
   else
