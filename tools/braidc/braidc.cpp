@@ -89,8 +89,11 @@ llvm::cl::opt<std::string>
              llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
-             llvm::cl::desc("Pass pipeline to run after import, in braid-opt's "
-                            "syntax, e.g. 'builtin.module(braid-cost-report)'"),
+             llvm::cl::desc("Passes to run after --parallel's partitioning and "
+                            "before --overlap's passes and lowering, in "
+                            "braid-opt's syntax, with or without the "
+                            "builtin.module(...) anchor, e.g. "
+                            "'braid-cost-report{per-op=false}'"),
              llvm::cl::value_desc("pipeline"), llvm::cl::cat(category));
 llvm::cl::opt<bool>
     showProgress("progress",
