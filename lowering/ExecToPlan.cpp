@@ -3,6 +3,8 @@
 #include <limits>
 #include "lowering/ExecToPlan.h"
 
+#include "dialects/braid/Locations.h"
+
 #include "dialects/braid/BraidDialect.h"
 #include "runtime/plan/Plan.pb.h"
 
@@ -82,7 +84,11 @@ static bool convertAttr(Attribute attr, pb::AttrValue &out) {
   return true;
 }
 
+/// An imported op's ONNX node ("model.onnx: node 'name'"), else MLIR's
+/// spelling of the location.
 static std::string locationString(Location loc) {
+  if (std::optional<std::string> onnx = describeOnnxLocation(loc))
+    return *onnx;
   std::string text;
   llvm::raw_string_ostream os(text);
   loc.print(os);

@@ -56,7 +56,8 @@ public:
   Importer(const onnx::ModelProto &model, StringRef modelPath,
            MLIRContext *context, const ImportOptions &options)
       : model(model), modelPath(modelPath.str()), context(context),
-        options(options), builder(context), loc(UnknownLoc::get(context)) {
+        options(options), builder(context), loc(UnknownLoc::get(context)),
+        graphLoc(UnknownLoc::get(context)) {
     modelDir = llvm::sys::path::parent_path(modelPath).str();
     if (modelDir.empty())
       modelDir = ".";
@@ -286,7 +287,10 @@ private:
   MLIRContext *context;
   const ImportOptions &options;
   OpBuilder builder;
+  /// Where new ops go: the current node (onnxNodeLocation), else the graph.
   Location loc;
+  /// The graph's location (OnnxLocation.h); set by importGraph.
+  Location graphLoc;
   ModuleOp module;
   func::FuncOp function;
   Block *entry = nullptr;

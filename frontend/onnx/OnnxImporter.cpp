@@ -9,6 +9,8 @@
 
 #include "frontend/onnx/ImporterImpl.h"
 
+#include "dialects/braid/Locations.h"
+
 #include "dialects/braid/BraidDialect.h"
 
 #include "onnx/onnx_pb.h"
@@ -65,7 +67,9 @@ std::string Importer::describeNode() const {
 }
 
 void Importer::fail(const Twine &message) {
-  emitError(loc) << describeNode() << ": " << message;
+  // At the model file alone: the message names the node already.
+  emitError(FileLineColLoc::get(context, modelPath, 0, 0))
+      << describeNode() << ": " << message;
   throw ImportFailure();
 }
 
@@ -668,11 +672,10 @@ void Importer::importGraph() {
 
   builder.setInsertionPointToEnd(module.getBody());
   std::string graphName = graph.name().empty() ? "main" : graph.name();
-  function = func::FuncOp::create(
-      builder,
-      NameLoc::get(builder.getStringAttr(graphName),
-                   FileLineColLoc::get(context, modelPath, 0, 0)),
-      "main", builder.getFunctionType(argTypes, {}));
+  graphLoc = onnxGraphLocation(context, modelPath, graphName);
+  loc = graphLoc;
+  function = func::FuncOp::create(builder, graphLoc, "main",
+                                  builder.getFunctionType(argTypes, {}));
   entry = function.addEntryBlock();
   for (auto [i, info] : llvm::enumerate(args)) {
     function.setArgAttr(i, "braid.name", builder.getStringAttr(info->name()));
@@ -713,8 +716,7 @@ void Importer::importGraph() {
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (const onnx::ValueInfoProto &info : graph.output()) {
-    loc = NameLoc::get(builder.getStringAttr(info.name()),
-                       FileLineColLoc::get(context, modelPath, 0, 0));
+    loc = graphLoc;
     if (!values.count(info.name()))
       fail("graph output '" + info.name() +
            "' is not produced by any node, graph input or initializer");
@@ -733,9 +735,10 @@ void Importer::importNode(int index) {
   node = &current;
   nodeIndex = index;
   std::string name =
-      current.name().empty() ? current.op_type() : current.name();
-  loc = NameLoc::get(builder.getStringAttr(name),
-                     FileLineColLoc::get(context, modelPath, 0, 0));
+      current.name().empty()
+          ? "#" + std::to_string(index) + " " + current.op_type()
+          : current.name();
+  loc = onnxNodeLocation(graphLoc, name);
   auto owner = moeNodeOwner.find(index);
   if (owner != moeNodeOwner.end()) {
     emitMoeBlock(moeBlocks[owner->second]);

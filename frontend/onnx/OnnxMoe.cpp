@@ -17,6 +17,8 @@
 
 #include "frontend/onnx/ImporterImpl.h"
 
+#include "dialects/braid/Locations.h"
+
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -367,8 +369,11 @@ void Importer::emitMoeBlock(const MoeBlock &block) {
   for (size_t position = 0; position < first.nodes.size(); ++position) {
     const onnx::NodeProto &n = graph.node(first.nodes[position]);
     node = &n;
-    loc = NameLoc::get(builder.getStringAttr(n.name()),
-                       FileLineColLoc::get(context, modelPath, 0, 0));
+    loc = onnxNodeLocation(graphLoc,
+                           n.name().empty()
+                               ? "#" + std::to_string(first.nodes[position]) +
+                                     " " + n.op_type()
+                               : n.name());
     for (const MoeExpert *expert : experts)
       if (graph.node(expert->nodes[position]).op_type() != n.op_type() ||
           graph.node(expert->nodes[position]).input_size() != n.input_size())

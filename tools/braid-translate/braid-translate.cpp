@@ -65,6 +65,7 @@ llvm::cl::opt<bool> showProgress(
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::braid::hideRegisteredOptions();
+  mlir::braid::registerMlirToolOptions();
   mlir::braid::setBraidVersionPrinter("braid-translate");
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Braid translations (ONNX import)\n");

@@ -213,6 +213,7 @@ int main(int argc, char **argv) {
   registerBraidPasses();
   registerBraidPipelines();
   hideRegisteredOptions();
+  registerMlirToolOptions();
   setBraidVersionPrinter("braidc");
   llvm::cl::ParseCommandLineOptions(argc, argv, "Braid compiler driver\n");
   FailureOr<EmitKind> emitKind = chooseEmitKind();

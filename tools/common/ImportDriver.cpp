@@ -3,6 +3,7 @@
 #include "tools/common/ImportDriver.h"
 
 #include "dialects/braid/BraidDialect.h"
+#include "dialects/braid/Locations.h"
 #include "frontend/onnx/Safetensors.h"
 #include "lowering/ExecToPlan.h"
 #include "lowering/Passes.h"
@@ -19,6 +20,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -71,12 +73,24 @@ int mlir::braid::runImport(const ImportRequest &request) {
   if (!parseInputShapes(request.inputShapes, options))
     return 1;
 
+  // The context reads --mlir-* context flags (threading, op on diagnostic);
+  // without --mlir-print-op-on-diagnostic, a diagnostic is its one line.
   MLIRContext context;
-  context.printOpOnDiagnostic(false);
+  llvm::cl::Option *printOp =
+      llvm::cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic");
+  if (!printOp || !printOp->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
   registerImportDialects(context);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // Diagnostics at imported ops name their ONNX node (Locations.h).
+  OnnxDiagnosticHandler onnxDiagnostics(&context);
 
+  // --mlir-timing: reading and importing the model, each pass, the output.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  TimingScope importTiming = timing.nest("Import ONNX");
   llvm::Expected<std::unique_ptr<onnx::ModelProto>> model =
       loadModel(request.inputPath);
   if (!model) {
@@ -87,8 +101,13 @@ int mlir::braid::runImport(const ImportRequest &request) {
       importModel(**model, request.inputPath, &context, options);
   if (failed(imported))
     return 1;
+  importTiming.stop();
 
   PassManager pm(&context);
+  // --mlir-print-ir-after-all, --mlir-pass-statistics, ...
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  pm.enableTiming(timing);
   if (!request.raw)
     buildImportPipeline(pm);
   if (request.addPasses && failed(request.addPasses(pm)))
@@ -98,6 +117,7 @@ int mlir::braid::runImport(const ImportRequest &request) {
   if (failed(pm.run(*imported->module)))
     return 1;
 
+  TimingScope outputTiming = timing.nest("Output");
   std::string weights = request.weightsPath;
   // The weights go beside the output only when it is a regular file: -o
   // /dev/null (or a pipe) discards the output, and /dev/null.safetensors

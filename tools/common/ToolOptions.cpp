@@ -4,6 +4,10 @@
 
 #include "runtime/core/Version.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,4 +38,11 @@ void mlir::braid::hideRegisteredOptions(llvm::ArrayRef<llvm::StringRef> keep) {
   for (llvm::StringRef name : keep)
     if (llvm::cl::Option *option = options.lookup(name))
       option->setHiddenFlag(llvm::cl::NotHidden);
+}
+
+void mlir::braid::registerMlirToolOptions() {
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
 }

@@ -33,6 +33,15 @@ extern const char *const kBraidBugReportMessage;
 /// before registering the options that should stay visible.
 void hideRegisteredOptions(llvm::ArrayRef<llvm::StringRef> keep = {});
 
+/// Registers the --mlir-* flags mlir-opt has for printing
+/// (--mlir-print-debuginfo), the context (--mlir-print-op-on-diagnostic),
+/// the pass manager (--mlir-print-ir-after-all, --mlir-pass-statistics) and
+/// timing (--mlir-timing), for a tool that builds its own pass manager
+/// (braidc, braid-translate). Call it after hideRegisteredOptions so they
+/// show in --help; the pass manager applies them with
+/// applyPassManagerCLOptions and applyDefaultTimingPassManagerCLOptions.
+void registerMlirToolOptions();
+
 } // namespace braid
 } // namespace mlir
 
