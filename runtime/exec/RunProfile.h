@@ -9,7 +9,9 @@
 // stream, time per op) and a Chrome trace JSON that Perfetto and
 // chrome://tracing open: one process per rank, one thread ("tid") per stream,
 // one complete ("X") event per instruction named after its op, with the
-// source location in args.
+// source location in args. Several ranks' profiles merge into one trace on
+// one clock (mergeProfiles: braid-run gathers them to rank 0) and one
+// summary across ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +52,10 @@ struct RunProfile {
   int64_t rank = 0;
   /// From the start of the run until every stream finished.
   int64_t totalNs = 0;
+  /// Where the run started on a clock shared by every rank of a merged
+  /// trace (mergeProfiles): nanoseconds after the ranks' common sync point
+  /// (braid-run measures it; 0 for one rank).
+  int64_t offsetNs = 0;
   std::vector<StreamTiming> streams;
   /// Why the instructions carry no times (e.g. the run was one CUDA graph);
   /// empty when they do.
@@ -59,6 +65,25 @@ struct RunProfile {
   std::string summary() const;
   /// Writes the Chrome trace JSON of this run.
   void writeChromeTrace(std::ostream &os) const;
+
+  /// The profile as JSON text and back (to gather ranks' profiles); fromJson
+  /// throws std::invalid_argument on text toJson did not write.
+  std::string toJson() const;
+  static RunProfile fromJson(const std::string &text);
+};
+
+/// The ranks' profiles of one run, in rank order.
+struct MergedProfile {
+  std::vector<RunProfile> ranks;
+
+  /// One Chrome trace: a process per rank, a thread per stream, every event
+  /// at its rank's offsetNs plus its own time, so that the ranks' events
+  /// line up on one clock.
+  void writeChromeTrace(std::ostream &os) const;
+  /// The run across ranks: the slowest rank's total (the run's time) and
+  /// the fastest, each stream's mean busy time, the ops that took longest
+  /// summed over ranks.
+  std::string summary() const;
 };
 
 } // namespace braid::rt

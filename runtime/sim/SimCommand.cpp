@@ -32,12 +32,15 @@ const char *const kSimUsage =
                       plan's mesh)
   --world N           sim: the simulated world size; must equal the plan's
                       mesh size (one rank's plan stands for every rank)
-  --svg FILE          sim: an SVG timeline of the simulated run; --trace
-                      writes its Chrome trace
+  --svg FILE          an SVG timeline: of the simulated run (sim; --trace
+                      writes its Chrome trace), or of rank 0's measured
+                      run (cpu, cuda)
+  --compare-sim PROFILE  cpu, cuda: the --svg picture holds the measured run
+                      and, below it, the same plan simulated on PROFILE
 )";
 
 bool SimFlags::anySimOnlyFlag() const {
-  return !hw.empty() || nodes != 0 || world != 0 || !svg.empty();
+  return !hw.empty() || nodes != 0 || world != 0;
 }
 
 namespace {
@@ -70,7 +73,8 @@ SimFlags takeSimFlags(int &argc, char **argv) {
       inlineValue = arg.substr(equals + 1);
     }
     bool ours = flag == "--backend" || flag == "--hw" || flag == "--nodes" ||
-                flag == "--world" || flag == "--svg";
+                flag == "--world" || flag == "--svg" ||
+                flag == "--compare-sim";
     if (!ours) {
       argv[kept++] = argv[i];
       continue;
@@ -96,6 +100,10 @@ SimFlags takeSimFlags(int &argc, char **argv) {
       flags.nodes = parseCount("--nodes", value);
     } else if (flag == "--world") {
       flags.world = parseCount("--world", value);
+    } else if (flag == "--compare-sim") {
+      if (value.empty())
+        throw std::invalid_argument("--compare-sim needs a profile name or path");
+      flags.compareSim = value;
     } else {
       if (value.empty())
         throw std::invalid_argument("--svg needs a file name");
@@ -106,7 +114,14 @@ SimFlags takeSimFlags(int &argc, char **argv) {
   argv[argc] = nullptr;
   if (flags.backend != "sim" && flags.anySimOnlyFlag())
     throw std::invalid_argument(
-        "--hw, --nodes, --world and --svg need --backend sim");
+        "--hw, --nodes and --world need --backend sim (--compare-sim PROFILE "
+        "simulates beside a measured run)");
+  if (!flags.compareSim.empty() && flags.backend == "sim")
+    throw std::invalid_argument(
+        "--compare-sim compares a measured run with the simulator: it needs "
+        "--backend cpu or cuda");
+  if (!flags.compareSim.empty() && flags.svg.empty())
+    throw std::invalid_argument("--compare-sim draws into --svg FILE: give one");
   if (flags.backend == "sim" && flags.hw.empty())
     throw std::invalid_argument("--backend sim needs --hw PROFILE");
   return flags;
@@ -163,6 +178,35 @@ int runSimBackend(const SimFlags &flags, const std::string &planPath,
       throw std::runtime_error("cannot write the timeline '" + flags.svg + "'");
   }
   return 0;
+}
+
+void writeMeasuredSvg(const SimFlags &flags, const std::string &planPath,
+                      const RunProfile &profile, const MeshShape &mesh,
+                      const std::string &backend) {
+  size_t slash = planPath.rfind('/');
+  std::string name =
+      slash == std::string::npos ? planPath : planPath.substr(slash + 1);
+  std::string where = "measured on the " + backend + " backend, rank " +
+                      std::to_string(profile.rank) + " of " +
+                      std::to_string(mesh.numRanks());
+  SimResult measured = measuredResult(profile, mesh, backend);
+  TimelineSvgOptions measuredOptions;
+  measuredOptions.title = "Measured: " + name;
+  measuredOptions.where = where;
+  std::ofstream svg(flags.svg);
+  if (flags.compareSim.empty()) {
+    writeTimelineSvg(measured, svg, measuredOptions);
+  } else {
+    SimConfig config;
+    config.profile = resolveHardwareProfile(flags.compareSim);
+    SimResult simulated = simulate(loadPlanForSimulation(planPath), config);
+    TimelineSvgOptions simulatedOptions;
+    simulatedOptions.title = "Simulated: " + name;
+    writeStackedTimelineSvg(
+        {{&measured, measuredOptions}, {&simulated, simulatedOptions}}, svg);
+  }
+  if (!svg)
+    throw std::runtime_error("cannot write the timeline '" + flags.svg + "'");
 }
 
 } // namespace braid::rt

@@ -9,6 +9,7 @@
 //
 //   braid-run PLAN --backend sim --hw PROFILE [--nodes N] [--world N]
 //             [--trace out.json] [--svg out.svg]
+//   braid-run PLAN [--backend cpu|cuda] --svg out.svg [--compare-sim PROFILE]
 //
 // PROFILE is a name from runtime/profiles (dgx-h100, ...) or a path to a
 // profile file. --nodes defaults to the fewest nodes that hold the plan's
@@ -21,6 +22,9 @@
 
 #ifndef BRAID_RUNTIME_SIM_SIMCOMMAND_H
 #define BRAID_RUNTIME_SIM_SIMCOMMAND_H
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/exec/RunProfile.h"
 
 #include <cstdint>
 #include <ostream>
@@ -36,6 +40,8 @@ struct SimFlags {
   int64_t nodes = 0;
   int64_t world = 0;
   std::string svg;
+  /// A profile to simulate the plan on beside a measured run (--compare-sim).
+  std::string compareSim;
 
   /// Whether a flag that only the sim backend reads was given.
   bool anySimOnlyFlag() const;
@@ -44,7 +50,7 @@ struct SimFlags {
 /// The lines braid-run's --help shows for these flags.
 extern const char *const kSimUsage;
 
-/// Removes --backend, --hw, --nodes, --world and --svg (as "--flag value" or
+/// Removes --backend, --hw, --nodes, --world, --svg and --compare-sim (as "--flag value" or
 /// "--flag=value") from argv, compacting it and updating argc, and returns
 /// them. Throws std::invalid_argument, naming the flag, for a missing or
 /// malformed value, an unknown backend, or a sim-only flag without
@@ -58,6 +64,13 @@ SimFlags takeSimFlags(int &argc, char **argv);
 /// error.
 int runSimBackend(const SimFlags &flags, const std::string &planPath,
                   const std::string &tracePath, std::ostream &out);
+
+/// Draws a measured run (one rank's profile, `backend` "cpu" or "cuda") into
+/// flags.svg with the simulator's renderer; with flags.compareSim, the same
+/// plan simulated on that profile below it. Throws with a one-line message.
+void writeMeasuredSvg(const SimFlags &flags, const std::string &planPath,
+                      const RunProfile &profile, const MeshShape &mesh,
+                      const std::string &backend);
 
 } // namespace braid::rt
 

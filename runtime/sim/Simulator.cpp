@@ -539,6 +539,43 @@ void SimResult::writeChromeTrace(std::ostream &os) const {
   toRunProfile().writeChromeTrace(os);
 }
 
+SimResult measuredResult(const RunProfile &profile, const MeshShape &mesh,
+                         const std::string &platform) {
+  SimResult result;
+  result.profileName = platform;
+  result.mesh = mesh;
+  result.worldSize = mesh.numRanks();
+  result.gpusPerNode = result.worldSize;
+  for (const StreamTiming &timing : profile.streams) {
+    SimStream stream;
+    stream.name = timing.name;
+    for (const InstructionTiming &instruction : timing.instructions) {
+      if (instruction.startNs < 0)
+        continue;
+      SimOp op;
+      op.name = instruction.name;
+      op.location = instruction.location;
+      if (std::optional<CollectiveKind> kind =
+              parseCollectiveKind(instruction.name)) {
+        op.kind = SimOpKind::Collective;
+        op.collectiveKind = *kind;
+      } else if (!instruction.busy) {
+        op.kind = instruction.name == "record_event" ? SimOpKind::RecordEvent
+                                                      : SimOpKind::WaitEvent;
+      }
+      op.startSec = static_cast<double>(instruction.startNs) / 1e9;
+      op.endSec = static_cast<double>(instruction.endNs) / 1e9;
+      // Measured: what it took, sharing or not.
+      op.isolatedSec = op.durationSec();
+      stream.ops.push_back(std::move(op));
+    }
+    result.streams.push_back(std::move(stream));
+  }
+  result.metrics =
+      measure(result.streams, static_cast<double>(profile.totalNs) / 1e9);
+  return result;
+}
+
 LoadedPlan validatePlanForSimulation(plan::Plan proto) {
   proto.clear_weights();
   LoadOptions options;

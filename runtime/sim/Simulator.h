@@ -149,6 +149,14 @@ struct SimResult {
   void writeChromeTrace(std::ostream &os) const;
 };
 
+/// A measured run (one rank's profile, from the CPU or CUDA backend) in the
+/// simulator's terms, so that its timeline draws and measures like a
+/// simulated one: collectives and events by name, kernels otherwise (no
+/// roofline class: they draw in one color), every duration as measured.
+/// `platform` says what ran it ("cpu backend, rank 0").
+SimResult measuredResult(const RunProfile &profile, const MeshShape &mesh,
+                         const std::string &platform);
+
 /// Simulates `plan` on `config`'s cluster. Throws std::invalid_argument when
 /// the cluster cannot hold the plan's mesh.
 SimResult simulate(const LoadedPlan &plan, const SimConfig &config);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace braid::rt {
@@ -225,9 +227,13 @@ void writeTimelineSvg(const SimResult &result, std::ostream &os,
   // Title: what was simulated, then the numbers.
   std::string title =
       options.title.empty() ? "Simulated timeline" : options.title;
-  title += " on " + result.profileName + ", " + std::to_string(result.nodes) +
-           " node(s) x " + std::to_string(result.gpusPerNode) + " GPUs, " +
-           std::to_string(result.worldSize) + " ranks";
+  if (options.where.empty())
+    title += " on " + result.profileName + ", " +
+             std::to_string(result.nodes) + " node(s) x " +
+             std::to_string(result.gpusPerNode) + " GPUs, " +
+             std::to_string(result.worldSize) + " ranks";
+  else
+    title += ", " + options.where;
   char numbers[512];
   std::snprintf(
       numbers, sizeof(numbers),
@@ -386,6 +392,40 @@ void writeTimelineSvg(const SimResult &result, std::ostream &os,
     legendItem(kSlowedColor, "slowed by contention", kStripe);
   legendItem(kExposedColor, "exposed communication", 14);
   os << "</g>\n</svg>\n";
+}
+
+void writeStackedTimelineSvg(
+    const std::vector<std::pair<const SimResult *, TimelineSvgOptions>> &parts,
+    std::ostream &os) {
+  // Each part is a whole picture; the outer one places them one above the
+  // other (an <svg> inside an <svg> takes x and y).
+  std::vector<std::string> pictures;
+  double width = 0, height = 0;
+  std::vector<double> tops;
+  for (const auto &[result, options] : parts) {
+    std::ostringstream picture;
+    writeTimelineSvg(*result, picture, options);
+    std::string text = picture.str();
+    size_t open = text.find("<svg ");
+    std::string body = text.substr(open);
+    auto attribute = [&](const std::string &name) {
+      size_t at = body.find(" " + name + "=\"");
+      size_t from = at + name.size() + 3;
+      return std::stod(body.substr(from, body.find('"', from) - from));
+    };
+    tops.push_back(height);
+    width = std::max(width, attribute("width"));
+    height += attribute("height");
+    pictures.push_back(std::move(body));
+  }
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+     << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << number(width)
+     << "\" height=\"" << number(height) << "\" viewBox=\"0 0 "
+     << number(width) << " " << number(height) << "\">\n";
+  for (size_t i = 0; i < pictures.size(); ++i)
+    os << "<svg x=\"0\" y=\"" << number(tops[i]) << "\""
+       << pictures[i].substr(4);
+  os << "</svg>\n";
 }
 
 } // namespace braid::rt

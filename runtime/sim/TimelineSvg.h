@@ -22,6 +22,8 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace braid::rt {
 
@@ -31,11 +33,20 @@ struct TimelineSvgOptions {
   /// The first title line (e.g. the plan's file name); the second line
   /// always holds the run's numbers.
   std::string title;
+  /// What ran it, for the title; empty: the simulated cluster (profile,
+  /// nodes, GPUs, ranks).
+  std::string where;
 };
 
 /// Writes the SVG picture of `result`.
 void writeTimelineSvg(const SimResult &result, std::ostream &os,
                       const TimelineSvgOptions &options = {});
+
+/// Writes several pictures one above the other in one SVG (braid-run
+/// --compare-sim: the measured run over the simulated one).
+void writeStackedTimelineSvg(
+    const std::vector<std::pair<const SimResult *, TimelineSvgOptions>> &parts,
+    std::ostream &os);
 
 } // namespace braid::rt
 

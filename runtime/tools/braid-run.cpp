@@ -47,12 +47,15 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -81,8 +84,12 @@ options:
   --rtol R            relative tolerance for --expected (default 1e-4)
   --atol A            absolute tolerance for --expected (default 1e-6);
                       passes when |out - ref| <= atol + rtol * |ref|
-  --trace FILE        Chrome trace JSON of the last run (FILE.rankN.json
-                      per rank when there are several)
+  --trace FILE        Chrome trace JSON of the last run: one file for all
+                      ranks (rank 0 writes it), a process per rank and a
+                      track per stream, the ranks' clocks aligned at a
+                      barrier just before the run
+  --verbose           each rank's own summary (default: rank 0 prints one
+                      summary of the run across ranks)
   --repeat N          run N times (default 1); the summary shows each total
   --timeout-s S       longest wait for an event or a collective (default 300)
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
@@ -125,6 +132,7 @@ struct Options {
   int repeat = 1;
   double timeoutSeconds = 300;
   bool cudaGraph = false;
+  bool verbose = false;
   // Training runs.
   int64_t steps = 0;
   std::string data;
@@ -220,6 +228,10 @@ Options parseOptions(int argc, char **argv) {
       if (inlineValue)
         throw UsageError("--cuda-graph takes no value");
       options.cudaGraph = true;
+    } else if (flag == "--verbose") {
+      if (inlineValue)
+        throw UsageError("--verbose takes no value");
+      options.verbose = true;
     } else if (flag == "--steps") {
       options.steps = static_cast<int64_t>(parseWhole(flag, value(), 1));
     } else if (flag == "--data") {
@@ -607,27 +619,86 @@ bool compareOutputs(const Options &options,
   return allPass;
 }
 
-std::string tracePath(const std::string &path, int64_t rank, int64_t ranks) {
-  if (ranks <= 1)
-    return path;
-  std::string suffix = ".rank" + std::to_string(rank);
-  size_t dot = path.rfind('.');
-  size_t slash = path.rfind('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return path + suffix;
-  return path.substr(0, dot) + suffix + path.substr(dot);
+/// When a rank's last run started, for lining the ranks up in one trace.
+struct RunStart {
+  /// steady_clock at the start of the run, and at the barrier before it.
+  int64_t startedNs = 0;
+  int64_t syncedNs = 0;
+};
+
+int64_t steadyNs(std::chrono::steady_clock::time_point at) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             at.time_since_epoch())
+      .count();
 }
 
-/// The Chrome trace of the runner's last run, when `path` is given.
-void writeTrace(const std::string &path, const Runner &runner, int64_t rank,
-                int64_t ranks) {
-  if (path.empty())
+/// Every rank's profile of the runner's last run, gathered to every rank
+/// (each rank calls this; one rank needs no communication), with each
+/// rank's offset on a common clock: the machine's monotonic clock when every
+/// rank runs on one host (exact), else the barrier before the run (ranks
+/// leave it at nearly the same moment).
+MergedProfile gatherProfiles(Runner &runner, int64_t ranks,
+                             const RunStart &start) {
+  RunProfile mine = runner.profile();
+  MergedProfile merged;
+  if (ranks <= 1) {
+    merged.ranks.push_back(std::move(mine));
+    return merged;
+  }
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  int64_t clocks[3] = {
+      static_cast<int64_t>(std::hash<std::string>()(host) >> 1),
+      start.startedNs, start.syncedNs};
+  std::vector<int64_t> everyClock(static_cast<size_t>(3 * ranks));
+  runner.device().allGather(clocks, everyClock.data(), 3, DType::I64);
+  bool oneHost = true;
+  int64_t earliest = everyClock[1];
+  for (int64_t r = 0; r < ranks; ++r) {
+    oneHost = oneHost && everyClock[3 * r] == everyClock[0];
+    earliest = std::min(earliest, everyClock[3 * r + 1]);
+  }
+  mine.offsetNs = oneHost ? start.startedNs - earliest
+                          : start.startedNs - start.syncedNs;
+  std::string text = mine.toJson();
+  int64_t length = static_cast<int64_t>(text.size());
+  std::vector<int64_t> lengths(static_cast<size_t>(ranks));
+  runner.device().allGather(&length, lengths.data(), 1, DType::I64);
+  int64_t words = (*std::max_element(lengths.begin(), lengths.end()) + 3) / 4;
+  std::vector<int32_t> padded(static_cast<size_t>(words), 0);
+  std::memcpy(padded.data(), text.data(), text.size());
+  std::vector<int32_t> all(static_cast<size_t>(words * ranks));
+  runner.device().allGather(padded.data(), all.data(), words, DType::I32);
+  for (int64_t r = 0; r < ranks; ++r)
+    merged.ranks.push_back(RunProfile::fromJson(std::string(
+        reinterpret_cast<const char *>(all.data() + r * words),
+        static_cast<size_t>(lengths[r]))));
+  return merged;
+}
+
+/// The Chrome trace of the last run, when `path` is given: one file, written
+/// by rank 0, holding every rank.
+void writeTrace(const std::string &path, const MergedProfile &merged,
+                int64_t rank) {
+  if (path.empty() || rank != 0)
     return;
-  std::string file = tracePath(path, rank, ranks);
-  std::ofstream trace(file);
-  runner.profile().writeChromeTrace(trace);
+  std::ofstream trace(path);
+  merged.writeChromeTrace(trace);
   if (!trace)
-    throw UsageError("cannot write the trace '" + file + "'");
+    throw UsageError("cannot write the trace '" + path + "'");
+}
+
+/// Rank 0 prints the run across ranks, or with --verbose every rank's own
+/// summary, in rank order.
+void printSummary(const MergedProfile &merged, const Options &options,
+                  int64_t rank) {
+  if (rank != 0)
+    return;
+  if (options.verbose)
+    for (const RunProfile &profile : merged.ranks)
+      std::cout << profile.summary();
+  else
+    std::cout << merged.summary();
 }
 
 int run(int argc, char **argv) {
@@ -732,27 +803,66 @@ int run(int argc, char **argv) {
     TrainingSummary summary = training->run(runner->device(), std::cerr);
     if (rank == 0)
       std::cout << summary.format();
-    writeTrace(options.trace, *runner, rank, ranks);
+    // The steps' collectives keep the ranks in step: no sync point of its
+    // own, offsets 0.
+    if (!options.trace.empty() || !sim.svg.empty()) {
+      MergedProfile merged = gatherProfiles(*runner, ranks, RunStart{});
+      writeTrace(options.trace, merged, rank);
+      if (!sim.svg.empty() && rank == 0)
+        writeMeasuredSvg(sim, options.plan, merged.ranks.front(), plan.mesh,
+                         useCuda ? "cuda" : "cpu");
+    }
     return 0;
   }
 
   std::vector<int64_t> totals;
+  RunStart start;
   for (int r = 0; r < options.repeat; ++r) {
     // Inputs go in before every run: the memory plan may reuse their bytes.
     for (const HostTensor &input : inputs)
       runner->setInput(input);
+    // Several ranks start together: a barrier (a one-element all-gather
+    // every rank leaves at nearly the same moment); across hosts it is the
+    // common clock of the merged trace.
+    auto synced = std::chrono::steady_clock::now();
+    if (ranks > 1) {
+      int64_t token = rank;
+      std::vector<int64_t> gathered(static_cast<size_t>(ranks));
+      runner->device().allGather(&token, gathered.data(), 1, DType::I64);
+      synced = std::chrono::steady_clock::now();
+    }
+    auto started = std::chrono::steady_clock::now();
     runner->run();
+    start = {steadyNs(started), steadyNs(synced)};
     totals.push_back(runner->profile().totalNs);
   }
 
-  std::cout << runner->profile().summary();
+  MergedProfile merged = gatherProfiles(*runner, ranks, start);
+  printSummary(merged, options, rank);
   if (options.repeat > 1) {
-    std::cout << "  totals over " << options.repeat << " runs (ms):";
-    for (int64_t total : totals)
-      std::cout << " " << static_cast<double>(total) / 1e6;
-    std::cout << "\n";
+    // Each run takes as long as its slowest rank.
+    std::vector<int64_t> all(totals.size() * static_cast<size_t>(ranks));
+    if (ranks > 1)
+      runner->device().allGather(totals.data(), all.data(),
+                                 static_cast<int64_t>(totals.size()),
+                                 DType::I64);
+    else
+      all = totals;
+    for (size_t run = 0; run < totals.size(); ++run)
+      for (int64_t r = 0; r < ranks; ++r)
+        totals[run] = std::max(totals[run], all[r * totals.size() + run]);
+    if (rank == 0) {
+      std::cout << "  totals over " << options.repeat << " runs (ms"
+                << (ranks > 1 ? ", slowest rank" : "") << "):";
+      for (int64_t total : totals)
+        std::cout << " " << static_cast<double>(total) / 1e6;
+      std::cout << "\n";
+    }
   }
-  writeTrace(options.trace, *runner, rank, ranks);
+  writeTrace(options.trace, merged, rank);
+  if (!sim.svg.empty() && rank == 0)
+    writeMeasuredSvg(sim, options.plan, merged.ranks.front(), plan.mesh,
+                     useCuda ? "cuda" : "cpu");
 
   std::vector<HostTensor> outputs;
   for (const auto &binding : plan.proto.outputs())
