@@ -7,8 +7,9 @@ restricted to TCP over that pair, so every collective byte crosses the
 rate-limited link. The plans run alternately (A, B, A, B, ...), each
 `--repeats` times, each time with `braid-run --repeat ITERS` (the first
 iteration warms up and is dropped). The time of one iteration is the larger
-of the two ranks' executor totals (braid-run's "totals over N runs"; process
-start and weight loading are not included).
+of the two ranks' executor totals (braid-run's "totals over N runs (ms,
+slowest rank)", printed by rank 0; process start and weight loading are not
+included).
 
 The simulator's prediction for the same link comes from a hardware profile
 written here: the link is "2 nodes x 1 GPU" joined by an ethernet NIC with the
@@ -165,7 +166,7 @@ def run_summary(text):
         entry = ranks.setdefault(rank, {"totals": [], "ops": {}, "pass": None})
         if (t := re.match(r"\s*rank \d+: total ([0-9.]+) ms", body)):
             entry["last"] = float(t.group(1)) * 1e-3
-        elif (t := re.match(r"\s*totals over \d+ runs \(ms\):(.*)", body)):
+        elif (t := re.match(r"\s*totals over \d+ runs \(ms(?:, slowest rank)?\):(.*)", body)):
             entry["totals"] = [float(v) * 1e-3 for v in t.group(1).split()]
         elif (t := re.match(r"\s+(\S+): ([0-9.]+) ms in (\d+) calls", body)):
             entry["ops"][t.group(1)] = float(t.group(2)) * 1e-3 / int(t.group(3))
@@ -577,7 +578,8 @@ def calibrate_latency(tools, work, algorithm, max_other=0.05, retries=3, wait=0)
         if probe.share() <= max_other:
             break
     summary = run_summary(result.stdout)
-    totals = [max(a, b) for a, b in zip(summary[0]["totals"], summary[1]["totals"])]
+    # Rank 0 prints each run's total as its slowest rank's.
+    totals = summary[0]["totals"]
     return statistics.median(totals[1:]) / calls / 2, probe.share()
 
 
@@ -766,11 +768,12 @@ def main():
                 other = probe.share()
                 after = veth_bytes()
                 summary = run_summary(result.stdout)
-                if result.returncode not in (0, 1) or len(summary) != 2 or \
-                        any(len(v["totals"]) != args.iters for v in summary.values()):
+                # Rank 0 prints each iteration's total as its slowest rank's.
+                if result.returncode not in (0, 1) or 0 not in summary or \
+                        len(summary[0]["totals"]) != args.iters:
                     die(f"{plan} failed ({result.returncode}):\n{result.stdout[-4000:]}"
                         f"{result.stderr[-4000:]}")
-                per_iter = [max(a, b) for a, b in zip(summary[0]["totals"], summary[1]["totals"])]
+                per_iter = summary[0]["totals"]
                 with open(os.path.join(args.work, "launches",
                                        f"{key}-{r + 1}-{attempt + 1}.txt"), "w") as log:
                     log.write(result.stdout + result.stderr)
