@@ -256,8 +256,10 @@ struct CometPass : public mlir::braid::impl::BraidCometBase<CometPass> {
     } else {
       SmallVector<int64_t> candidates{1, 2, 4};
       FailureOr<size_t> best = pickByCost(
-          module, hw, candidates.size(), [&](ModuleOp m, size_t c) {
-            return applyComet(m, candidates[c]);
+          module, hw, candidates.size(),
+          [&](ModuleOp m, size_t c) { return applyComet(m, candidates[c]); },
+          "", "braid-comet", [&](size_t c) {
+            return "combine-chunks=" + std::to_string(candidates[c]);
           });
       if (failed(best))
         return signalPassFailure();

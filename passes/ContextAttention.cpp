@@ -500,8 +500,13 @@ struct Attention2DPass
         if (size % r == 0)
           shapes.push_back({r, size / r});
       FailureOr<size_t> best = pickByCost(
-          module, hw, shapes.size(), [&](ModuleOp m, size_t i) {
+          module, hw, shapes.size(),
+          [&](ModuleOp m, size_t i) {
             return applyAttention2D(m, axis, shapes[i].first, shapes[i].second);
+          },
+          "", "braid-attention-2d", [&](size_t i) {
+            return std::to_string(shapes[i].first) + "x" +
+                   std::to_string(shapes[i].second);
           });
       if (failed(best))
         return signalPassFailure();

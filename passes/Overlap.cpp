@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/braid/Builders.h"
 #include "passes/Chunking.h"
 #include "passes/Overlap.h"
 #include "passes/Passes.h"
@@ -64,9 +65,10 @@ LogicalResult seedInputs(ChunkAnalysis &analysis, func::FuncOp function,
 }
 
 /// Seeds every matmul whose result is all-reduced (row parallel) along its
-/// output columns.
-void seedRowParallelColumns(ChunkAnalysis &analysis, func::FuncOp function,
-                            int64_t chunks) {
+/// output columns; returns how many it seeded.
+int64_t seedRowParallelColumns(ChunkAnalysis &analysis, func::FuncOp function,
+                               int64_t chunks) {
+  int64_t seeded = 0;
   function.walk([&](AllReduceOp reduce) {
     auto matmul = reduce.getInput().getDefiningOp<MatmulOp>();
     if (!matmul || !matmul->hasOneUse())
@@ -77,7 +79,9 @@ void seedRowParallelColumns(ChunkAnalysis &analysis, func::FuncOp function,
     if (n < 0 || mapping.getFactors()[n].size < chunks)
       return;
     analysis.seedOp(matmul, n, evenChunks(mapping.getFactors()[n].size, chunks));
+    ++seeded;
   });
+  return seeded;
 }
 
 struct PrintChunkRunsPass
@@ -153,6 +157,9 @@ LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
   if (split != "columns") {
     ChunkAnalysis rows;
     int64_t batch = inputDimSize(function, 0);
+    if (batch == 0)
+      return function.emitError("braid-domino: no input of @")
+             << name << " has a batch (dimension 0) larger than 1 to split";
     if (batch < count)
       return function.emitError("braid-domino: the batch (")
              << batch << ") cannot be split into " << count << " chunks";
@@ -165,10 +172,17 @@ LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
   }
   if (split != "rows") {
     ChunkAnalysis columns;
-    seedRowParallelColumns(columns, function, count);
+    if (seedRowParallelColumns(columns, function, count) == 0 &&
+        split == "columns")
+      return function.emitError("braid-domino: @")
+             << name << " has no all-reduced matmul with " << count
+             << " or more output columns to split";
     columns.run(body);
     if (failed(columns.rewrite(body)))
       return failure();
+    // The column chunks of row-parallel weights are blocks read at load,
+    // not slices copied every run.
+    readWeightSlicesAsBlocks(function);
   }
   return success();
 }
@@ -206,7 +220,8 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
             [&](ModuleOp m, size_t c) {
               return applyDomino(m, name, candidates[c], split);
             },
-            name);
+            name, "braid-domino",
+            [&](size_t c) { return "chunks=" + std::to_string(candidates[c]); });
       }
       if (failed(best))
         return module.lookupSymbol(name)->emitError(
@@ -298,7 +313,9 @@ struct SeqPipelinePass
               return applySeqPipeline(m, name,
                                       {points[c], length - points[c]});
             },
-            name);
+            name, "braid-seq-pipeline", [&](size_t c) {
+              return "split at " + std::to_string(points[c]);
+            });
       }
       if (failed(best))
         return function.emitError("braid-seq-pipeline: no split point of @")
@@ -340,6 +357,12 @@ struct OverlapAutoPass
       candidates.push_back({"domino=" + std::to_string(count),
                             [count, name](ModuleOp m) {
                               return applyDomino(m, name, count, "rows");
+                            }});
+    // Domino's column split: each row-parallel matmul's all-reduce in pieces.
+    for (int64_t count : {2, 4})
+      candidates.push_back({"domino-columns=" + std::to_string(count),
+                            [count, name](ModuleOp m) {
+                              return applyDomino(m, name, count, "columns");
                             }});
     int64_t length = inputDimSize(function, 1);
     llvm::SmallSetVector<int64_t, 2> points;
@@ -391,7 +414,8 @@ struct OverlapAutoPass
                                     [](Diagnostic &) { return success(); });
       best = pickByCost(
           module, hw, candidates.size(),
-          [&](ModuleOp m, size_t c) { return candidates[c].apply(m); }, name);
+          [&](ModuleOp m, size_t c) { return candidates[c].apply(m); }, name,
+          "braid-overlap-auto", [&](size_t c) { return candidates[c].name; });
     }
     if (failed(best))
       return function.emitError("braid-overlap-auto: no candidate of @")
@@ -453,6 +477,12 @@ struct OverlapReportPass
           timeline.makespan > 0 ? bound / timeline.makespan : 1.0,
           us(bound)));
     }
+    // The choices the overlap passes made on the way here, with every
+    // candidate's estimate.
+    std::string choices = formatChoices(module);
+    if (!choices.empty())
+      module.emitRemark("choices of the overlap passes:\n" +
+                        StringRef(choices).rtrim().str());
   }
 };
 

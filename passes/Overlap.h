@@ -3,10 +3,12 @@
 #ifndef BRAID_PASSES_OVERLAP_H
 #define BRAID_PASSES_OVERLAP_H
 
+#include "passes/Explain.h"
 #include "passes/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
 
 namespace mlir {
@@ -35,21 +37,36 @@ LogicalResult applyAttention2D(ModuleOp module, StringRef axis, int64_t rows,
 
 /// Applies `transform` to a copy of `module` for every candidate, schedules
 /// the copy, and returns the index of the candidate with the shortest
-/// estimated makespan (the first of equals): of @`function`, or the sum over
-/// every function with a body when `function` is empty.
+/// estimated makespan (the first of equals, to a relative 1e-9): of @`function`, or the sum over
+/// every function with a body when `function` is empty. A candidate that
+/// does not apply prints nothing: its first error becomes its reason. With
+/// `pass` given, the decision (every candidate, named by `nameOf`, with its
+/// estimate or reason) is recorded on `module` for --explain (Explain.h).
 template <typename Transform>
-inline FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw,
-                                    size_t candidates, Transform transform,
-                                    StringRef function = "") {
+inline FailureOr<size_t>
+pickByCost(ModuleOp module, StringRef hw, size_t candidates,
+           Transform transform, StringRef function = "", StringRef pass = "",
+           llvm::function_ref<std::string(size_t)> nameOf = nullptr) {
   FailureOr<CostModel> model = CostModel::load(hw, module);
   if (failed(model))
     return failure();
   std::optional<size_t> best;
   double bestTime = 0;
+  SmallVector<CandidateEstimate> table;
   for (size_t c = 0; c < candidates; ++c) {
+    CandidateEstimate &row = table.emplace_back();
+    row.name = nameOf ? nameOf(c) : std::to_string(c);
+    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+      if (row.rejected.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+        row.rejected = d.str();
+      return success();
+    });
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    if (failed(transform(*copy, c)))
+    if (failed(transform(*copy, c))) {
+      if (row.rejected.empty())
+        row.rejected = "the transformation does not apply";
       continue;
+    }
     bool scheduled = true;
     double time = 0;
     for (auto f : copy->getOps<func::FuncOp>()) {
@@ -61,18 +78,26 @@ inline FailureOr<size_t> pickByCost(ModuleOp module, StringRef hw,
       }
       time += estimateTimeline(f, *model).makespan;
     }
-    if (!scheduled)
+    if (!scheduled) {
+      if (row.rejected.empty())
+        row.rejected = "its result cannot be scheduled";
       continue;
-    if (!best || time < bestTime) {
+    }
+    row.seconds = time;
+    // Candidates within a relative 1e-9 of each other are equal: the first
+    // wins, not whichever rounding error happens to be smaller.
+    if (!best || time < bestTime * (1 - 1e-9)) {
       best = c;
       bestTime = time;
     }
   }
+  if (!pass.empty())
+    recordChoice(module, pass, function.empty() ? "*" : function, hw, table,
+                 best);
   if (!best)
     return module.emitError("no candidate could be chunked"), failure();
   return *best;
 }
-
 
 } // namespace braid
 } // namespace mlir

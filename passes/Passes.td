@@ -396,8 +396,10 @@ def BraidOverlapReport : Pass<"braid-overlap-report", "::mlir::ModuleOp"> {
     or `dependency` (the independent work between issue and await is shorter
     than the collective). A last remark per function gives the makespan, the
     compute and communication totals, the exposed communication and the
-    overlap efficiency against the bound max(compute, communication). The IR
-    is not changed.
+    overlap efficiency against the bound max(compute, communication). When
+    overlap passes chose something by their cost model on the way here
+    (`braid.explain`), a remark on the module lists each decision's
+    candidates with their estimates. The IR is not changed.
   }];
   let options = [
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
@@ -409,12 +411,14 @@ def BraidOverlapAuto : Pass<"braid-overlap-auto", "::mlir::ModuleOp"> {
   let summary = "Chooses between Domino, ISO and plain scheduling with the cost model";
   let description = [{
     Tries, on copies of the module, no chunking, `braid-domino` with 2, 4 and
-    8 row chunks, `braid-seq-pipeline` with two chunks split at L/2 and near
-    L/sqrt(2), and where they apply `braid-ring-attention`, every
-    `braid-attention-2d` grid of the `cp` axis and `braid-comet`; schedules
-    each copy like `braid-schedule` and applies the one the cost model
-    (hardware profile `hw`) times fastest. The choice is
-    recorded as `braid.overlap_choice` on the module. Run `braid-schedule`
+    8 row chunks and with 2 and 4 column chunks, `braid-seq-pipeline` with
+    two chunks split at L/2 and near L/sqrt(2), and where they apply
+    `braid-ring-attention`, every `braid-attention-2d` grid of the `cp` axis
+    and `braid-comet`; schedules each copy like `braid-schedule` and applies
+    the one the cost model (hardware profile `hw`) times fastest. The choice
+    is recorded as `braid.overlap_choice` on the module, and every candidate
+    with its estimated makespan, or why it does not apply, in `braid.explain`
+    (`braidc --explain` and `braid-overlap-report` print it as a table). Run `braid-schedule`
     after it (`braidc --overlap auto` does).
     Its input must not be scheduled yet: a function that already holds
     `braid.async` regions is rejected with one error (run it before

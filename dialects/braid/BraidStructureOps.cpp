@@ -1,6 +1,7 @@
 //===- BraidStructureOps.cpp - meshes, weights, async/await ---------------===//
 
 #include "dialects/braid/BraidDialect.h"
+#include "dialects/braid/Builders.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -174,36 +175,98 @@ GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 namespace {
-/// Reads only the sliced box of a weight: a unit-stride slice with constant
-/// offsets of an unsharded get_weight that nothing else uses becomes a
-/// get_weight of a block (offsets add up with an existing block's).
-struct SliceOfWeightToBlock : public OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The block of the stored weight that `slice` of `weight` reads, as
+/// (offsets, sizes) in the weight's unsharded coordinates; none unless the
+/// slice has constant offsets and unit strides and cuts only dimensions the
+/// read does not shard (a cut of a sharded dimension would take a different
+/// box on every rank).
+std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+sliceAsBlock(GetWeightOp weight, SliceOp slice) {
+  if (!slice.getOffsets().empty() ||
+      !llvm::all_of(slice.getStaticStrides(),
+                    [](int64_t stride) { return stride == 1; }))
+    return std::nullopt;
+  auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+      weight, weight.getNameAttr());
+  if (!decl || decl.getState())
+    return std::nullopt;
+  ArrayRef<int64_t> local = weight.getType().getShape();
+  ArrayRef<int64_t> declared = decl.getTensorType().getShape();
+  SmallVector<int64_t> offsets(local.size(), 0), sizes(declared);
+  if (std::optional<ArrayRef<int64_t>> base = weight.getOffsets())
+    offsets.assign(base->begin(), base->end());
+  if (std::optional<ArrayRef<int64_t>> block = weight.getBlock())
+    sizes.assign(block->begin(), block->end());
+  if (offsets.size() != local.size() || sizes.size() != local.size())
+    return std::nullopt;
+  for (auto [d, offset, size] : llvm::enumerate(slice.getStaticOffsets(),
+                                                slice.getStaticSizes())) {
+    if (offset == 0 && size == local[d])
+      continue;
+    if (std::optional<ArrayAttr> sharding = weight.getSharding()) {
+      auto axes = dyn_cast<ArrayAttr>((*sharding)[d]);
+      if (!axes || !axes.empty())
+        return std::nullopt;
+    }
+    offsets[d] += offset;
+    sizes[d] = size;
+  }
+  return std::make_pair(std::move(offsets), std::move(sizes));
+}
 
-  LogicalResult matchAndRewrite(SliceOp slice,
-                                PatternRewriter &rewriter) const override {
-    auto weight = slice.getInput().getDefiningOp<GetWeightOp>();
-    if (!weight || weight.getMesh() || weight.getSharding() ||
-        !weight->hasOneUse())
+/// Reads only the sliced boxes of `weight` (see readWeightSlicesAsBlocks).
+LogicalResult sliceReadsToBlocks(GetWeightOp weight, RewriterBase &rewriter) {
+  if (weight->use_empty())
+    return failure();
+  SmallVector<std::pair<SliceOp, std::pair<SmallVector<int64_t>,
+                                           SmallVector<int64_t>>>>
+      blocks;
+  for (Operation *user : weight->getUsers()) {
+    auto slice = dyn_cast<SliceOp>(user);
+    if (!slice || slice.getInput() != weight.getResult())
       return failure();
-    if (!slice.getOffsets().empty() ||
-        !llvm::all_of(slice.getStaticStrides(),
-                      [](int64_t stride) { return stride == 1; }))
+    auto block = sliceAsBlock(weight, slice);
+    if (!block)
       return failure();
-    SmallVector<int64_t> offsets(slice.getStaticOffsets());
-    if (std::optional<ArrayRef<int64_t>> outer = weight.getOffsets())
-      for (auto [offset, base] : llvm::zip_equal(offsets, *outer))
-        offset += base;
+    blocks.emplace_back(slice, std::move(*block));
+  }
+  for (auto &[slice, block] : blocks) {
+    rewriter.setInsertionPoint(slice);
     rewriter.replaceOpWithNewOp<GetWeightOp>(
         slice, slice.getType(), weight.getNameAttr(),
-        rewriter.getDenseI64ArrayAttr(offsets),
-        rewriter.getDenseI64ArrayAttr(slice.getStaticSizes()),
-        /*mesh=*/nullptr, /*sharding=*/nullptr);
-    rewriter.eraseOp(weight);
-    return success();
+        rewriter.getDenseI64ArrayAttr(block.first),
+        rewriter.getDenseI64ArrayAttr(block.second), weight.getMeshAttr(),
+        weight.getShardingAttr());
+  }
+  rewriter.eraseOp(weight);
+  return success();
+}
+
+/// Reads only the sliced boxes of a weight: when every use of a
+/// `braid.get_weight` of a (non-state) weight is a unit-stride slice with
+/// constant offsets that cuts only unsharded dimensions, each slice becomes
+/// a get_weight of a block (offsets add up with an existing block's), which
+/// the runtime cuts once at load instead of a copy kernel every run. Every
+/// use or none, so no weight is loaded both whole and in blocks.
+struct SliceOfWeightToBlock : public OpRewritePattern<GetWeightOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GetWeightOp weight,
+                                PatternRewriter &rewriter) const override {
+    return sliceReadsToBlocks(weight, rewriter);
   }
 };
 } // namespace
+
+int64_t mlir::braid::readWeightSlicesAsBlocks(Operation *root) {
+  SmallVector<GetWeightOp> reads;
+  root->walk([&](GetWeightOp read) { reads.push_back(read); });
+  IRRewriter rewriter(root->getContext());
+  int64_t replaced = 0;
+  for (GetWeightOp read : reads)
+    replaced += succeeded(sliceReadsToBlocks(read, rewriter));
+  return replaced;
+}
 
 void GetWeightOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {

@@ -108,8 +108,11 @@ def Braid_GetWeightOp : Braid_ComputeOp<"get_weight", [
     %k = braid.get_weight @h0.attn.c_attn.weight block [64, 64] at [0, 64] sharded on @world [[], ["tp"]] : tensor<64x32xf32>
     ```
 
-    A `braid.slice` with constant offsets and unit strides of an unsharded
-    `braid.get_weight` that nothing else uses canonicalizes to a block.
+    When every use of a `braid.get_weight` of a weight that is not `state`
+    is a `braid.slice` with constant offsets and unit strides that cuts only
+    dimensions the read does not shard (Domino's column chunks of a
+    row-parallel weight), canonicalization turns each slice into a read of a
+    block: the runtime cuts it once at load, not with a copy every run.
   }];
   let arguments = (ins FlatSymbolRefAttr:$name,
                        OptionalAttr<DenseI64ArrayAttr>:$offsets,

@@ -38,6 +38,12 @@ Value scalarConstant(OpBuilder &b, Location loc, Type elementType,
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    double value);
 
+/// Turns the slices of weights under `root` into reads of blocks, as
+/// braid.get_weight's canonicalization does (every use of a read a slice
+/// that cuts only unsharded dimensions), without folding anything else;
+/// returns how many reads it replaced.
+int64_t readWeightSlicesAsBlocks(Operation *root);
+
 } // namespace braid
 } // namespace mlir
 

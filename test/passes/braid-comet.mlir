@@ -1,7 +1,7 @@
 // RUN: braidc %braid_src_root/examples/models/mixtral/model.onnx --parallel ep=4 -o %t.ep4.mlir --progress=false
 // RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=1 | FileCheck %s
 // RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=1 | FileCheck %s --check-prefix=ATTR
-// RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=auto | FileCheck %s --check-prefix=ATTR
+// RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=auto | FileCheck %s --check-prefix=AUTO
 // RUN: braid-opt %t.ep4.mlir --braid-comet=combine-chunks=2 | FileCheck %s --check-prefix=CHUNKS
 // RUN: braid-opt %t.ep4.mlir --braid-comet="hw=h800-node" --braid-schedule --braid-verify-collectives --braid-to-exec | FileCheck %s --check-prefix=PLAN
 // RUN: braid-opt %t.ep4.mlir --braid-comet --braid-overlap-report=hw=h800-node -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -27,7 +27,8 @@
 // CHECK: %[[OUT:.*]] = braid.gather %[[BACK]][%{{.*}}] axis 0
 // CHECK: braid.moe_combine %[[OUT]]
 
-// ATTR: module attributes {braid.comet_combine_chunks = 1 : i64, braid.comm_sms = {{[0-9]+}} : i64}
+// ATTR: module attributes {braid.comet_combine_chunks = 1 : i64, braid.comm_sms = {{[0-9]+}} : i64} {
+// AUTO: module attributes {braid.comet_combine_chunks = 1 : i64, braid.comm_sms = {{[0-9]+}} : i64, braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "combine-chunks=1"}, {estimate_us = {{.*}}, name = "combine-chunks=2"}, {estimate_us = {{.*}}, name = "combine-chunks=4"}], chosen = "combine-chunks=1", function = "*", hw = "h800-node", pass = "braid-comet"}]}
 
 // Column chunks: each returning piece goes back in two halves.
 

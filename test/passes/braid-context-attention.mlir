@@ -28,7 +28,7 @@
 // GRID: braid.all_gather %{{.*}} on @world["cp_r", "cp_c"] dim 2 : tensor<1x2x4x8xf32> -> tensor<1x2x16x8xf32>
 
 // The cost model picks a grid (recorded on the module).
-// AUTO: module attributes {braid.attention_2d_grid = "{{[124]}}x{{[124]}}"}
+// AUTO: module attributes {braid.attention_2d_grid = "{{[124]x[124]}}", braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "1x4"}, {estimate_us = {{.*}}, name = "2x2"}, {estimate_us = {{.*}}, name = "4x1"}], chosen = "{{[124]x[124]}}", function = "*", hw = "dgx-a100", pass = "braid-attention-2d"}]}
 
 // BAD: error: braid-attention-2d: a 3x2 grid does not cover the 4 ranks of axis 'cp'
 // AXIS: error: braid-attention-2d: expects one braid.mesh with axis 'tp' (partition with cp=N first)

@@ -21,8 +21,11 @@
 // The column split: each row-parallel matmul computes half of its output
 // columns at a time (its weight sliced by columns), each half all-reduced
 // on its own, up to the next matmul, which needs the hidden dimension whole.
-// COLS: braid.slice %{{.*}} offsets [0, 0] sizes [16, 8] strides [1, 1] : tensor<16x16xf32> -> tensor<16x8xf32>
-// COLS: braid.slice %{{.*}} offsets [0, 8] sizes [16, 8] strides [1, 1] : tensor<16x16xf32> -> tensor<16x8xf32>
+// The weight's column chunks are blocks the runtime cuts at load, not slices
+// copied every run.
+// COLS-NOT: braid.get_weight @w2 sharded
+// COLS: braid.get_weight @w2 block [32, 8] at [0, 0] sharded on @world {{\[\["tp"\], \[\]\]}} : tensor<16x8xf32>
+// COLS: braid.get_weight @w2 block [32, 8] at [0, 8] sharded on @world {{\[\["tp"\], \[\]\]}} : tensor<16x8xf32>
 // COLS-COUNT-2: braid.all_reduce %{{.*}} : tensor<3x8x8xf32>
 // COLS: braid.concat %{{.*}}, %{{.*}} dim 2 : (tensor<3x8x8xf32>, tensor<3x8x8xf32>) -> tensor<3x8x16xf32>
 
@@ -43,7 +46,8 @@
 // On a block this small kernel overheads dominate: the cost model keeps one
 // chunk. The counts that do not apply (4 and 8 chunks of a batch of 3) are
 // skipped without an error line each.
-// AUTO: module attributes {braid.domino_chunks = 1 : i64}
+// AUTO: module attributes {braid.domino_chunks = 1 : i64, braid.explain = [{candidates = [{estimate_us = {{[0-9.e+]+}} : f64, name = "chunks=1"}, {estimate_us = {{[0-9.e+]+}} : f64, name = "chunks=2"}, {name = "chunks=4", rejected = "braid-domino: the batch (3) cannot be split into 4 chunks"}
+// AUTO-SAME: chosen = "chunks=1", function = "main", hw = "dgx-h100", pass = "braid-domino"}]}
 // AUTO-NOT: braid.concat
 
 // COUNT: for the --chunks option: '[[COUNT]]' is not a positive count or auto

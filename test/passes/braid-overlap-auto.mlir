@@ -3,10 +3,10 @@
 
 // A long causal attention split over 8 ranks: the cost model prefers
 // exchanging K/V blocks under partial attention to gathering them whole.
-// CHECK: module attributes {braid.overlap_choice = "{{ring|attention-2d=[0-9]+x[0-9]+}}"}
+// CHECK: module attributes {braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "schedule"}{{.*}}chosen = "[[CHOICE:ring|attention-2d=[0-9]+x[0-9]+]]", function = "main", hw = "dgx-h100", pass = "braid-overlap-auto"}], braid.overlap_choice = "[[CHOICE]]"}
 // CHECK-NOT: braid.all_gather %{{.*}} dim 2
 // CHECK: braid.attention_merge
-// PCIE: module attributes {braid.overlap_choice = "{{ring|attention-2d=[0-9]+x[0-9]+}}"}
+// PCIE: module attributes {braid.explain = [{{.*}}chosen = "[[CHOICE:ring|attention-2d=[0-9]+x[0-9]+]]"{{.*}}], braid.overlap_choice = "[[CHOICE]]"}
 func.func @main(%q: tensor<1x16384x32x128xbf16>, %k: tensor<1x16384x32x128xbf16>, %v: tensor<1x16384x32x128xbf16>) -> tensor<bf16> {
   %qt = braid.transpose %q [0, 2, 1, 3] : tensor<1x16384x32x128xbf16> -> tensor<1x32x16384x128xbf16>
   %kt = braid.transpose %k [0, 2, 1, 3] : tensor<1x16384x32x128xbf16> -> tensor<1x32x16384x128xbf16>

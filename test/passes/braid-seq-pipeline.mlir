@@ -42,7 +42,7 @@
 
 // BAD: error: braid-seq-pipeline: split points must increase strictly inside (0, 8), got [9]
 // The cost model's split point, recorded on the module.
-// AUTO: module attributes {braid.seq_split_point = {{[0-9]+}} : i64}
+// AUTO: module attributes {braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "split at 1"}{{.*}}, {estimate_us = {{.*}}, name = "split at 7"}], chosen = "split at [[SPLIT:[0-9]+]]", function = "main", hw = "dgx-h100", pass = "braid-seq-pipeline"}], braid.seq_split_point = [[SPLIT]] : i64}
 // MANY: error: braid-seq-pipeline: the sequence (8) cannot be split into 40 chunks
 braid.mesh @world(tp = 2)
 braid.weight @wq : tensor<16x16xf32>

@@ -96,6 +96,13 @@ llvm::cl::opt<std::string>
                             "'braid-cost-report{per-op=false}'"),
              llvm::cl::value_desc("pipeline"), llvm::cl::cat(category));
 llvm::cl::opt<bool>
+    explain("explain",
+            llvm::cl::desc("Print every choice the overlap passes' cost model "
+                           "made (an `auto` count, --overlap auto): each "
+                           "candidate with its estimated makespan or why it "
+                           "does not apply, and the one chosen"),
+            llvm::cl::cat(category));
+llvm::cl::opt<bool>
     showProgress("progress",
                  llvm::cl::desc("Show progress (default: on a terminal)"),
                  llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()),
@@ -229,5 +236,6 @@ int main(int argc, char **argv) {
   request.showProgress = showProgress;
   request.tieWeights = train || tieWeights;
   request.layoutsOnReads = weightsAsInitializers;
+  request.explain = explain;
   return runImport(request);
 }

@@ -8,6 +8,7 @@
 #include "lowering/ExecToPlan.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipelines.h"
+#include "passes/Explain.h"
 #include "passes/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,6 +117,14 @@ int mlir::braid::runImport(const ImportRequest &request) {
     buildLowerPipeline(pm);
   if (failed(pm.run(*imported->module)))
     return 1;
+  if (request.explain) {
+    std::string choices = formatChoices(*imported->module);
+    llvm::errs() << (choices.empty()
+                         ? "braidc: no choice to explain: no overlap pass "
+                           "decided anything by its cost model (give a "
+                           "count as auto, or --overlap auto)\n"
+                         : choices);
+  }
 
   TimingScope outputTiming = timing.nest("Output");
   std::string weights = request.weightsPath;

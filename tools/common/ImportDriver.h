@@ -37,6 +37,8 @@ struct ImportRequest {
   /// layoutsOnReads (--weights-as-initializers).
   bool tieWeights = false;
   bool layoutsOnReads = false;
+  /// Print the overlap passes' decisions (passes/Explain.h) on stderr.
+  bool explain = false;
 };
 
 /// Imports an ONNX model to braid IR, runs braid-import-pipeline (unless
