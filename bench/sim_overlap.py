@@ -117,9 +117,9 @@ def main():
         ir = decoder_ir(args.layers, batch, seq, hidden, heads, ffn, t)
         base = [f"--braid-partition=tp={tp}"]
         if technique == "domino":
-            chunk = [f"--braid-domino=chunks={args.chunks} hw={profile}"]
+            chunk = [f"--braid-domino=chunks={args.chunks} force=true hw={profile}"]
         else:
-            chunk = [f"--braid-seq-pipeline=chunks={args.chunks} hw={profile}"]
+            chunk = [f"--braid-seq-pipeline=chunks={args.chunks} force=true hw={profile}"]
         stem = f"{technique}-{name.replace(' ', '_')}-{profile}"
         b = simulate(tools, work, stem + "-base", ir, base, profile, tp)
         s = simulate(tools, work, stem + "-sched", ir,

@@ -142,6 +142,114 @@ int64_t mlir::braid::inputDimSize(func::FuncOp function, int64_t dim) {
   return size;
 }
 
+FailureOr<double> mlir::braid::estimateScheduled(ModuleOp module,
+                                                 const CostModel &model,
+                                                 StringRef function) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  double time = 0;
+  for (auto f : copy->getOps<func::FuncOp>()) {
+    if (f.isExternal() || (!function.empty() && f.getSymName() != function))
+      continue;
+    if (failed(scheduleFunction(f, model, 0, "comm")))
+      return failure();
+    time += estimateTimeline(f, model).makespan;
+  }
+  return time;
+}
+
+/// Records `seconds` as `function`'s un-overlapped estimate on `hw` unless
+/// an earlier overlap pass recorded one.
+static void setBaseline(func::FuncOp function, StringRef hw, double seconds) {
+  if (function->hasAttr(kBaselineAttr))
+    return;
+  Builder b(function.getContext());
+  function->setAttr(
+      kBaselineAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("hw", b.getStringAttr(hw)),
+           b.getNamedAttr("makespan_us",
+                          b.getF64FloatAttr(std::round(seconds * 1e9) / 1e3))}));
+}
+
+void mlir::braid::recordBaseline(ModuleOp module, StringRef function,
+                                 StringRef hw) {
+  ScopedDiagnosticHandler quiet(module.getContext(),
+                                [](Diagnostic &) { return success(); });
+  FailureOr<CostModel> model = CostModel::load(hw, module);
+  if (failed(model))
+    return;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isExternal() || f->hasAttr(kBaselineAttr) ||
+        (!function.empty() && f.getSymName() != function))
+      continue;
+    if (FailureOr<double> time = estimateScheduled(module, *model,
+                                                   f.getSymName());
+        succeeded(time))
+      setBaseline(f, hw, *time);
+  }
+}
+
+LogicalResult mlir::braid::applyUnlessSlower(
+    ModuleOp module, StringRef hw, StringRef function, StringRef pass,
+    StringRef what, bool force,
+    function_ref<LogicalResult(ModuleOp)> transform) {
+  FailureOr<CostModel> model = CostModel::load(hw, module);
+  if (failed(model))
+    return failure();
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  if (failed(transform(*copy)))
+    return failure();
+  FailureOr<double> before, after;
+  {
+    // A program the scheduler cannot place is estimated as unknown; the
+    // transformation is then applied as asked.
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    before = estimateScheduled(module, *model, function);
+    after = estimateScheduled(*copy, *model, function);
+  }
+  bool known = succeeded(before) && succeeded(after);
+  assert(isa_and_nonnull<func::FuncOp>(module.lookupSymbol(function)) &&
+         "applyUnlessSlower transforms one function");
+  bool slower = known && *after > *before * (1 + 1e-9);
+  bool keep = slower && !force;
+  Operation *target = module.lookupSymbol(function);
+  if (keep) {
+    target->emitWarning(pass)
+        << ": " << what << " is estimated slower than its input on " << hw
+        << llvm::formatv(" ({0:F1} us against {1:F1} us, {2:F2}x); ",
+                         *after * 1e6, *before * 1e6, *after / *before)
+        << "keeping the input (force=true, or braidc --force-overlap, "
+           "applies it anyway)";
+  } else {
+    if (slower)
+      target->emitRemark(pass)
+          << ": " << what << " is estimated slower than its input on " << hw
+          << llvm::formatv(" ({0:F1} us against {1:F1} us, {2:F2}x); "
+                           "applied because it was forced",
+                           *after * 1e6, *before * 1e6, *after / *before);
+    // Take the transformed function's body (the function op itself stays,
+    // so callers' handles to it stay valid) and the attributes the
+    // transformation set on it and on the module.
+    auto original = cast<func::FuncOp>(target);
+    auto transformed = copy->lookupSymbol<func::FuncOp>(function);
+    original.getBody().takeBody(transformed.getBody());
+    original->setAttrs(transformed->getAttrDictionary());
+    module->setAttrs((*copy)->getAttrDictionary());
+  }
+  if (known) {
+    if (auto f = dyn_cast_or_null<func::FuncOp>(target))
+      setBaseline(f, hw, *before);
+    SmallVector<CandidateEstimate> table(2);
+    table[0].name = "input";
+    table[0].seconds = *before;
+    table[1].name = what.str();
+    table[1].seconds = *after;
+    recordChoice(module, pass, function, hw, table, keep ? 0 : 1);
+  }
+  return success();
+}
+
 LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
                                        int64_t count, StringRef split) {
   auto function = module.lookupSymbol<func::FuncOp>(name);
@@ -205,10 +313,14 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
 
   LogicalResult runOn(ModuleOp module, StringRef name) {
     int64_t count;
+    recordBaseline(module, name, hw);
     if (!chunks.isAuto()) {
       count = chunks.getCount();
     } else {
+      // One chunk is the input; forced, only real splits compete.
       SmallVector<int64_t> candidates{1, 2, 4, 8};
+      if (force)
+        candidates.erase(candidates.begin());
       FailureOr<size_t> best = failure();
       {
         // Counts that do not apply (a batch of 2 in 4 chunks) are skipped
@@ -232,9 +344,18 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        count));
     }
-    if (count > 1 && failed(applyDomino(module, name, count, split)))
-      return failure();
-    return success();
+    if (count <= 1)
+      return success();
+    auto apply = [&](ModuleOp m) { return applyDomino(m, name, count, split); };
+    // An automatic count already weighed one chunk (the input) against the
+    // others.
+    if (chunks.isAuto())
+      return apply(module);
+    std::string what = "chunks=" + std::to_string(count);
+    if (split != "rows")
+      what += " split=" + split;
+    return applyUnlessSlower(module, hw, name, "braid-domino", what, force,
+                             apply);
   }
 };
 
@@ -275,6 +396,7 @@ struct SeqPipelinePass
   LogicalResult runOn(ModuleOp module, func::FuncOp function) {
     StringRef name = function.getSymName();
     int64_t length = inputDimSize(function, 1);
+    recordBaseline(module, name, hw);
     SmallVector<int64_t> sizes;
     if (!splitPoints.empty()) {
       int64_t previous = 0;
@@ -298,8 +420,11 @@ struct SeqPipelinePass
       }
       sizes = evenChunks(length, chunks.getCount());
     } else {
-      // Two chunks, the split point chosen by the cost model.
+      // Two chunks, the split point chosen by the cost model; unless
+      // forced, the input (no split) is a candidate too.
       SmallVector<int64_t> points;
+      if (!force)
+        points.push_back(0);
       int64_t step = std::max<int64_t>(1, length / 32);
       for (int64_t p = step; p < length; p += step)
         points.push_back(p);
@@ -310,24 +435,38 @@ struct SeqPipelinePass
         best = pickByCost(
             module, hw, points.size(),
             [&](ModuleOp m, size_t c) {
+              if (points[c] == 0)
+                return success();
               return applySeqPipeline(m, name,
                                       {points[c], length - points[c]});
             },
             name, "braid-seq-pipeline", [&](size_t c) {
-              return "split at " + std::to_string(points[c]);
+              return points[c] == 0 ? std::string("input")
+                                    : "split at " + std::to_string(points[c]);
             });
       }
       if (failed(best))
         return function.emitError("braid-seq-pipeline: no split point of @")
                << name << " could be scheduled";
-      sizes = {points[*best], length - points[*best]};
       module->setAttr("braid.seq_split_point",
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        points[*best]));
+      if (points[*best] == 0)
+        return success();
+      // The choice already weighed the input against every split.
+      return applySeqPipeline(module, name,
+                              {points[*best], length - points[*best]});
     }
-    if (sizes.size() > 1 && failed(applySeqPipeline(module, name, sizes)))
-      return failure();
-    return success();
+    if (sizes.size() <= 1)
+      return success();
+    std::string what = "chunks of " + llvm::join(llvm::map_range(sizes, [](
+                                                     int64_t size) {
+                                                   return std::to_string(size);
+                                                 }),
+                                                 "+");
+    return applyUnlessSlower(
+        module, hw, name, "braid-seq-pipeline", what, force,
+        [&](ModuleOp m) { return applySeqPipeline(m, name, sizes); });
   }
 };
 
@@ -347,6 +486,7 @@ struct OverlapAutoPass
 
   LogicalResult runOn(ModuleOp module, func::FuncOp function) {
     std::string name = function.getSymName().str();
+    recordBaseline(module, name, hw);
     struct Candidate {
       std::string name;
       std::function<LogicalResult(ModuleOp)> apply;
@@ -468,14 +608,34 @@ struct OverlapReportPass
         c.collective->emitRemark(text);
       }
       double bound = std::max(timeline.computeBusy, timeline.commBusy);
+      // The speed-up against the program before any overlap: the estimate
+      // the first chunking pass recorded of its input, on this profile; else
+      // this program with every collective synchronous (compute and
+      // communication one after the other), which is that input when no
+      // pass chunked anything.
+      double baseline = timeline.computeBusy + timeline.commBusy;
+      std::string against = "this program with every collective synchronous";
+      if (auto recorded = function->getAttrOfType<DictionaryAttr>(kBaselineAttr)) {
+        auto recordedHw = recorded.getAs<StringAttr>("hw");
+        auto makespan = recorded.getAs<FloatAttr>("makespan_us");
+        if (recordedHw && makespan && recordedHw.getValue() == hw) {
+          baseline = makespan.getValueAsDouble() * 1e-6;
+          against = "the program before the overlap passes";
+        } else if (recordedHw) {
+          against += " (the program before the overlap passes was estimated "
+                     "on " +
+                     recordedHw.getValue().str() + ", not " + hw + ")";
+        }
+      }
       function.emitRemark(llvm::formatv(
-          "makespan {0}, compute {1}, communication {2}, exposed "
-          "communication {3}, overlap efficiency {4:F2} (bound "
-          "max(compute, communication) = {5})",
+          "makespan {0}, speed-up {6:F2}x against {7} ({8}); compute {1}, "
+          "communication {2}, exposed communication {3}, overlap efficiency "
+          "{4:F2} (bound max(compute, communication) = {5})",
           us(timeline.makespan), us(timeline.computeBusy),
           us(timeline.commBusy), us(exposed),
-          timeline.makespan > 0 ? bound / timeline.makespan : 1.0,
-          us(bound)));
+          timeline.makespan > 0 ? bound / timeline.makespan : 1.0, us(bound),
+          timeline.makespan > 0 ? baseline / timeline.makespan : 1.0, against,
+          us(baseline)));
     }
     // The choices the overlap passes made on the way here, with every
     // candidate's estimate.

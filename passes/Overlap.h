@@ -35,6 +35,11 @@ LogicalResult applyComet(ModuleOp module, int64_t combineChunks);
 LogicalResult applyAttention2D(ModuleOp module, StringRef axis, int64_t rows,
                                int64_t columns);
 
+/// The estimated makespan (seconds) of a scheduled copy of @`function` of
+/// `module` (of every function with a body when `function` is empty).
+FailureOr<double> estimateScheduled(ModuleOp module, const CostModel &model,
+                                    StringRef function);
+
 /// Applies `transform` to a copy of `module` for every candidate, schedules
 /// the copy, and returns the index of the candidate with the shortest
 /// estimated makespan (the first of equals, to a relative 1e-9): of @`function`, or the sum over
@@ -67,22 +72,13 @@ pickByCost(ModuleOp module, StringRef hw, size_t candidates,
         row.rejected = "the transformation does not apply";
       continue;
     }
-    bool scheduled = true;
-    double time = 0;
-    for (auto f : copy->getOps<func::FuncOp>()) {
-      if (f.isExternal() || (!function.empty() && f.getSymName() != function))
-        continue;
-      if (failed(scheduleFunction(f, *model, 0, "comm"))) {
-        scheduled = false;
-        break;
-      }
-      time += estimateTimeline(f, *model).makespan;
-    }
-    if (!scheduled) {
+    FailureOr<double> estimate = estimateScheduled(*copy, *model, function);
+    if (failed(estimate)) {
       if (row.rejected.empty())
         row.rejected = "its result cannot be scheduled";
       continue;
     }
+    double time = *estimate;
     row.seconds = time;
     // Candidates within a relative 1e-9 of each other are equal: the first
     // wins, not whichever rounding error happens to be smaller.
@@ -98,6 +94,29 @@ pickByCost(ModuleOp module, StringRef hw, size_t candidates,
     return module.emitError("no candidate could be chunked"), failure();
   return *best;
 }
+
+/// The function attribute holding the estimate of a function before the
+/// first overlap pass changed it: {hw, makespan_us}. braid-overlap-report
+/// compares against it.
+constexpr StringLiteral kBaselineAttr = "braid.unoverlapped";
+
+/// Records the estimate of @`function` (every function with a body when
+/// empty) on `hw` as its un-overlapped baseline (kBaselineAttr), unless an
+/// earlier overlap pass recorded one. Overlap passes call it before they
+/// change a function.
+void recordBaseline(ModuleOp module, StringRef function, StringRef hw);
+
+/// Applies `transform` (the pass `pass` configured as `what`, e.g.
+/// "chunks=2") to @`function` of `module` unless the cost model on `hw`
+/// estimates the result, scheduled, slower than the input, scheduled: then,
+/// without `force`, `module` is left as it was and a warning says so. The
+/// decision is recorded for --explain, and the input's estimate as the
+/// function's un-overlapped baseline (kBaselineAttr) unless an earlier
+/// overlap pass recorded one.
+LogicalResult applyUnlessSlower(ModuleOp module, StringRef hw,
+                                StringRef function, StringRef pass,
+                                StringRef what, bool force,
+                                function_ref<LogicalResult(ModuleOp)> transform);
 
 } // namespace braid
 } // namespace mlir

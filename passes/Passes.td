@@ -303,7 +303,11 @@ def BraidDomino : Pass<"braid-domino", "::mlir::ModuleOp"> {
 
     `chunks=auto` (or `0`) tries 1, 2, 4 and 8 chunks and keeps the count
     whose scheduled program the cost model (hardware profile `hw`) says is
-    fastest.
+    fastest (one chunk is the input; with `force=true` only 2, 4 and 8
+    compete). A fixed count is estimated too: when the cost model says the
+    chunked program is slower than its input, the input is kept with a
+    warning (`force=true` applies it anyway). Column chunks of a
+    row-parallel weight are read as blocks at load, not sliced every run.
     Its input must not be scheduled yet: a function that already holds
     `braid.async` regions is rejected with one error (run it before
     `braid-schedule`).
@@ -313,8 +317,12 @@ def BraidDomino : Pass<"braid-domino", "::mlir::ModuleOp"> {
            "Number of chunks, or auto: chosen by the cost model">,
     Option<"split", "split", "std::string", /*default=*/"\"rows\"",
            "rows (batch), columns (row-parallel outputs) or both">,
+    Option<"force", "force", "bool", /*default=*/"false",
+           "Apply even when the cost model estimates the result slower "
+           "than the input (otherwise the input is kept, with a warning)">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile for chunks=auto">,
+           "Hardware profile of the cost model (chunks=auto, and the check "
+           "that the result is not slower than the input)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"\"",
            "The function to transform (default: every function with a body)">
   ];
@@ -335,10 +343,14 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
     Split points come from `split-points` (sequence positions, e.g. `11` for
     [0, 11) and [11, 16)), from `chunks` (even split), or, with `chunks=auto`
     (or `0`), from the cost model (`hw`): it tries split points for two chunks
-    and keeps
-    the fastest scheduled program. Attention cost grows with the square of the
+    and the input itself (unless `force=true`), and keeps the fastest
+    scheduled program (`braid.seq_split_point` on the module: the point, or 0
+    for no split). Attention cost grows with the square of the
     prefix, so the balanced point sits near L/sqrt(2) when attention
     dominates and near L/2 when linear layers do.
+    Whichever way the chunks are given, when the cost model says the
+    pipelined program is slower than its input, the input is kept with a
+    warning (`force=true` applies it anyway).
     Its input must not be scheduled yet: a function that already holds
     `braid.async` regions is rejected with one error (run it before
     `braid-schedule`).
@@ -349,8 +361,12 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
            "model says">,
     ListOption<"splitPoints", "split-points", "int64_t",
                "Sequence positions where chunks start (overrides chunks)">,
+    Option<"force", "force", "bool", /*default=*/"false",
+           "Apply even when the cost model estimates the result slower "
+           "than the input (otherwise the input is kept, with a warning)">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile for chunks=auto">,
+           "Hardware profile of the cost model (chunks=auto, and the check "
+           "that the result is not slower than the input)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"\"",
            "The function to transform (default: every function with a body)">
   ];

@@ -169,18 +169,21 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
                      : step.kind == OverlapStep::Kind::DominoColumns
                          ? "columns"
                          : "both";
+      domino.force = options.force;
       addTimedPass(pm, createBraidDomino, domino, options.hw);
       break;
     }
     case OverlapStep::Kind::Seq: {
       BraidSeqPipelineOptions seq;
       seq.chunks = step.chunks;
+      seq.force = options.force;
       addTimedPass(pm, createBraidSeqPipeline, seq, options.hw);
       break;
     }
     case OverlapStep::Kind::SeqAt: {
       BraidSeqPipelineOptions seq;
       seq.splitPoints = step.splitPoints;
+      seq.force = options.force;
       addTimedPass(pm, createBraidSeqPipeline, seq, options.hw);
       break;
     }
@@ -383,6 +386,7 @@ LogicalResult mlir::braid::buildDriverPipeline(
     overlap.steps.push_back(*parsed);
   }
   overlap.hw = options.hw;
+  overlap.force = options.forceOverlap;
   buildOverlapPipeline(pm, overlap);
   return success();
 }

@@ -139,6 +139,11 @@ struct OverlapPipelineOptions
                                         "every pass and braid-schedule time "
                                         "with"),
                          llvm::cl::init("dgx-h100")};
+  Option<bool> force{*this, "force",
+                     llvm::cl::desc("Apply domino and seq even where the "
+                                    "cost model estimates the result slower "
+                                    "than the input"),
+                     llvm::cl::init(false)};
 };
 
 /// Adds braid-import-pipeline: the cleanup and raising of imported IR.
@@ -182,6 +187,8 @@ struct DriverPipelineOptions {
   /// Comma-separated overlap steps (OverlapStep) and `balance`.
   std::string overlap;
   std::string hw = "dgx-h100";
+  /// Apply domino and seq even where the cost model estimates them slower.
+  bool forceOverlap = false;
   /// Passes to run after partitioning and before the overlap passes, with or
   /// without the `builtin.module(...)` anchor.
   std::string pipeline;

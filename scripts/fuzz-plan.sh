@@ -77,9 +77,9 @@ if [ -x "$braidc" ]; then
     fi
   done <<'EOF'
 mlp
-gpt2 --parallel=tp=2 --overlap=domino=2
+gpt2 --parallel=tp=2 --overlap=domino=2 --force-overlap
 gpt2 --parallel=dp=2,tp=2 --overlap=schedule
-llama --parallel=tp=2 --overlap=seq=2
+llama --parallel=tp=2 --overlap=seq=2 --force-overlap
 llama --parallel=cp=2 --overlap=ring
 mixtral --parallel=ep=2 --overlap=comet=2
 EOF

@@ -148,12 +148,12 @@ tp1_plan() {
 
 tp1_plan gpt2 gpt2_tp1_domino2 \
   'lm\.transformer\.h\.\d+\.(attn\.c_attn|mlp\.c_fc)\.weight' \
-  "braid-domino{split=rows chunks=2 hw=$hw}" \
+  "braid-domino{split=rows chunks=2 force=true hw=$hw}" \
   "one rank, mesh tp=1, Megatron annotations, domino=2 (rows): streams compute+comm, 16 events, 8 all_reduce"
 # LLaMA (dynamo export): q, k, v, gate and up weights of both layers.
 tp1_plan llama llama_tp1_seq2 \
   'val_(59|62|64|291|293|299|301|303|521|523)' \
-  "braid-seq-pipeline{chunks=2 hw=$hw}" \
+  "braid-seq-pipeline{chunks=2 force=true hw=$hw}" \
   "one rank, mesh tp=1, Megatron annotations, seq=2 (ISO): streams compute+comm, 24 events, 8 all_reduce + 4 all_gather"
 
 mv "$manifest" "$out/manifest.tsv"

@@ -1,6 +1,6 @@
 // braid-consumer FILE PIPELINE: parses FILE with the braid dialect, runs the
 // textual PIPELINE on its module (any Braid pass or named pipeline, as in
-// "braid-domino{chunks=2}") and prints the result.
+// "braid-domino{chunks=2 force=true}") and prints the result.
 #include "dialects/braid/BraidDialect.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"

@@ -9,7 +9,7 @@ set -eu
 build=$1 source=$2 work=$3 mlir_opt=$4
 prefix=$work/prefix
 input=$source/test/passes/braid-domino.mlir
-pipeline='braid-domino{chunks=2}'
+pipeline='braid-domino{chunks=2 force=true}'
 fail() { echo "cmake-package: $*" >&2; exit 1; }
 
 rm -rf "$prefix"

@@ -15,7 +15,7 @@
 // TP-NEXT: output 'y': max abs error {{.*}}, relative {{.*}} (worst rank {{[01]}})
 
 // OVERLAP: pass on 4 ranks
-// OVERLAP-NEXT: pipeline: {{.*}},braid-partition{{.*}}dp=2{{.*}}tp=2},braid-domino{chunks=2 function= hw=dgx-h100 split=both},braid-schedule{{.*}},braid-verify-collectives{{.*}},braid-to-exec{{.*}}
+// OVERLAP-NEXT: pipeline: {{.*}},braid-partition{{.*}}dp=2{{.*}}tp=2},braid-domino{chunks=2 force=true function= hw=dgx-h100 split=both},braid-schedule{{.*}},braid-verify-collectives{{.*}},braid-to-exec{{.*}}
 
 // NONE: pass on 1 ranks
 // NONE-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,canonicalize{{.*}},cse,braid-to-exec{{.*}}

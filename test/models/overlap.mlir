@@ -3,52 +3,52 @@
 // chunks, with counts that split unevenly: 64 columns in 3, 16 tokens in 3),
 // scheduled (async collectives), checked by braid-verify-collectives, run
 // under mpirun on 2 and 4 ranks, and must match onnxruntime on every rank.
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap seq=2 -o %t.llama-seq.mlir --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap seq=2 --force-overlap -o %t.llama-seq.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=LLAMA-SEQ < %t.llama-seq.mlir
 // RUN: FileCheck %s --check-prefix=LLAMA-ATT < %t.llama-seq.mlir
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap schedule --emit=plan -o %t.gpt2.tp2.schedule.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap schedule --force-overlap --emit=plan -o %t.gpt2.tp2.schedule.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.schedule.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 --emit=plan -o %t.gpt2.tp2.domino2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 --force-overlap --emit=plan -o %t.gpt2.tp2.domino2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.domino2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino-columns=2 --emit=plan -o %t.gpt2.tp2.dominocolumns2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino-columns=2 --force-overlap --emit=plan -o %t.gpt2.tp2.dominocolumns2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.dominocolumns2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino-columns=3 --emit=plan -o %t.gpt2.tp2.dominocolumns3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino-columns=3 --force-overlap --emit=plan -o %t.gpt2.tp2.dominocolumns3.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.dominocolumns3.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap seq=2 --emit=plan -o %t.gpt2.tp2.seq2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap seq=2 --force-overlap --emit=plan -o %t.gpt2.tp2.seq2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.seq2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap seq=3 --emit=plan -o %t.gpt2.tp2.seq3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap seq=3 --force-overlap --emit=plan -o %t.gpt2.tp2.seq3.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.seq3.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap auto --emit=plan -o %t.gpt2.tp2.auto.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap auto --force-overlap --emit=plan -o %t.gpt2.tp2.auto.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.tp2.auto.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --overlap domino=2 --emit=plan -o %t.gpt2.tp4.domino2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --overlap domino=2 --force-overlap --emit=plan -o %t.gpt2.tp4.domino2.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.gpt2.tp4.domino2.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --overlap domino-columns=3 --emit=plan -o %t.gpt2.tp4.dominocolumns3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --overlap domino-columns=3 --force-overlap --emit=plan -o %t.gpt2.tp4.dominocolumns3.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.gpt2.tp4.dominocolumns3.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --overlap seq=3 --emit=plan -o %t.gpt2.tp4.seq3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=4 --overlap seq=3 --force-overlap --emit=plan -o %t.gpt2.tp4.seq3.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.gpt2.tp4.seq3.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap schedule --emit=plan -o %t.llama.tp2.schedule.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap schedule --force-overlap --emit=plan -o %t.llama.tp2.schedule.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.schedule.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino=2 --emit=plan -o %t.llama.tp2.domino2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino=2 --force-overlap --emit=plan -o %t.llama.tp2.domino2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.domino2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino-columns=2 --emit=plan -o %t.llama.tp2.dominocolumns2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino-columns=2 --force-overlap --emit=plan -o %t.llama.tp2.dominocolumns2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.dominocolumns2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino-columns=3 --emit=plan -o %t.llama.tp2.dominocolumns3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino-columns=3 --force-overlap --emit=plan -o %t.llama.tp2.dominocolumns3.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.dominocolumns3.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap seq=2 --emit=plan -o %t.llama.tp2.seq2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap seq=2 --force-overlap --emit=plan -o %t.llama.tp2.seq2.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.seq2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap seq=3 --emit=plan -o %t.llama.tp2.seq3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap seq=3 --force-overlap --emit=plan -o %t.llama.tp2.seq3.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.seq3.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap auto --emit=plan -o %t.llama.tp2.auto.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap auto --force-overlap --emit=plan -o %t.llama.tp2.auto.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.llama.tp2.auto.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=TWO
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --overlap domino=2 --emit=plan -o %t.llama.tp4.domino2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --overlap domino=2 --force-overlap --emit=plan -o %t.llama.tp4.domino2.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.llama.tp4.domino2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --overlap domino-columns=3 --emit=plan -o %t.llama.tp4.dominocolumns3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --overlap domino-columns=3 --force-overlap --emit=plan -o %t.llama.tp4.dominocolumns3.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.llama.tp4.dominocolumns3.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --overlap seq=3 --emit=plan -o %t.llama.tp4.seq3.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=4 --overlap seq=3 --force-overlap --emit=plan -o %t.llama.tp4.seq3.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.llama.tp4.seq3.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel dp=2,tp=2 --overlap seq=2 --emit=plan -o %t.llama.dp2_tp2.seq2.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel dp=2,tp=2 --overlap seq=2 --force-overlap --emit=plan -o %t.llama.dp2_tp2.seq2.bplan --progress=false
 // RUN: %mpirun -n 4 braid-run %t.llama.dp2_tp2.seq2.bplan --inputs %braid_src_root/examples/models/llama/test_data_set_0 --expected %braid_src_root/examples/models/llama/test_data_set_0 | FileCheck %s --check-prefix=FOUR
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel sp=2 --overlap schedule --emit=plan -o %t.gpt2.sp2.schedule.bplan --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel sp=2 --overlap schedule --force-overlap --emit=plan -o %t.gpt2.sp2.schedule.bplan --progress=false
 // RUN: %mpirun -n 2 braid-run %t.gpt2.sp2.schedule.bplan --inputs %braid_src_root/examples/models/gpt2/test_data_set_0 --expected %braid_src_root/examples/models/gpt2/test_data_set_0 | FileCheck %s --check-prefix=TWO
 
 // LLaMA in two sequence chunks: every collective is async on the comm

@@ -1,12 +1,14 @@
-// RUN: braid-opt %s --braid-domino=chunks=2 | FileCheck %s --check-prefix=ROWS
-// RUN: braid-opt %s --braid-domino="split=columns chunks=2" | FileCheck %s --check-prefix=COLS
-// RUN: braid-opt %s --braid-domino="split=both chunks=2" | FileCheck %s --check-prefix=BOTH
-// RUN: braid-opt %s --braid-domino=chunks=2 --braid-schedule | FileCheck %s --check-prefix=SCHED
+// RUN: braid-opt %s --braid-domino="chunks=2 force=true" | FileCheck %s --check-prefix=ROWS
+// RUN: braid-opt %s --braid-domino="split=columns chunks=2 force=true" | FileCheck %s --check-prefix=COLS
+// RUN: braid-opt %s --braid-domino="split=both chunks=2 force=true" | FileCheck %s --check-prefix=BOTH
+// RUN: braid-opt %s --braid-domino="chunks=2 force=true" --braid-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: braid-opt %s --braid-domino=chunks=auto 2>&1 | FileCheck %s --check-prefix=AUTO --implicit-check-not=error:
 // RUN: braid-opt %s --braid-domino=chunks=0 2>&1 | FileCheck %s --check-prefix=AUTO --implicit-check-not=error:
 // RUN: not braid-opt %s --braid-domino=chunks=-1 2>&1 | FileCheck %s --check-prefix=COUNT -DCOUNT=-1
 // RUN: not braid-opt %s --braid-domino=chunks=some 2>&1 | FileCheck %s --check-prefix=COUNT -DCOUNT=some
 // RUN: not braid-opt %s --braid-domino=chunks=4 2>&1 | FileCheck %s --check-prefix=TOOMANY
+// RUN: braid-opt %s --braid-domino=chunks=2 2>&1 | FileCheck %s --check-prefix=KEEP
+// RUN: braid-opt %s --braid-domino="split=columns chunks=2" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=KEEPCOLS
 // RUN: not braid-opt %s --braid-domino="split=diagonal" 2>&1 | FileCheck %s --check-prefix=SPLIT
 
 // Two tensor-parallel residual MLP layers (one all-reduce each) on a batch
@@ -53,6 +55,15 @@
 // COUNT: for the --chunks option: '[[COUNT]]' is not a positive count or auto
 // TOOMANY: error: braid-domino: the batch (3) cannot be split into 4 chunks
 // SPLIT: error: braid-domino: split must be rows, columns or both, not 'diagonal'
+
+// Unforced, a count the cost model estimates slower than the input (this
+// tiny layer: two chunks double the launches and hide 2 us) keeps the input,
+// with a warning giving both estimates, and records the decision.
+// KEEP: warning: braid-domino: chunks=2 is estimated slower than its input on dgx-h100 ({{[0-9.]+}} us against {{[0-9.]+}} us, {{[0-9.]+}}x); keeping the input (force=true, or braidc --force-overlap, applies it anyway)
+// KEEP: {candidates = [{estimate_us = {{.*}}, name = "input"}, {estimate_us = {{.*}}, name = "chunks=2"}], chosen = "input", function = "main", hw = "dgx-h100", pass = "braid-domino"}
+// KEEP-NOT: braid.slice
+// KEEP-NOT: braid.concat
+// KEEPCOLS: warning: braid-domino: chunks=2 split=columns is estimated slower than its input
 module {
   braid.mesh @world(tp = 2)
   braid.weight @w1 : tensor<16x32xf32>

@@ -1,10 +1,12 @@
 // RUN: braid-opt %s --braid-print-chunk-runs="dim=1 chunks=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNS
-// RUN: braid-opt %s --braid-seq-pipeline=split-points=5 | FileCheck %s
-// RUN: braid-opt %s --braid-seq-pipeline=split-points=5 --braid-schedule | FileCheck %s --check-prefix=SCHED
+// RUN: braid-opt %s --braid-seq-pipeline="split-points=5 force=true" | FileCheck %s
+// RUN: braid-opt %s --braid-seq-pipeline="split-points=5 force=true" --braid-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: not braid-opt %s --braid-seq-pipeline=split-points=9 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not braid-opt %s --braid-seq-pipeline=chunks=40 2>&1 | FileCheck %s --check-prefix=MANY
 // RUN: braid-opt %s --braid-seq-pipeline=chunks=auto | FileCheck %s --check-prefix=AUTO
 // RUN: braid-opt %s --braid-seq-pipeline=chunks=0 | FileCheck %s --check-prefix=AUTO
+// RUN: braid-opt %s --braid-seq-pipeline="chunks=auto force=true" | FileCheck %s --check-prefix=FORCEAUTO
+// RUN: braid-opt %s --braid-seq-pipeline=split-points=5 2>&1 | FileCheck %s --check-prefix=KEEP
 
 // A tensor-parallel attention block chunked along the sequence (ISO).
 
@@ -41,8 +43,20 @@
 // SCHED: braid.await %[[F1]] : tensor<1x3x16xf32>
 
 // BAD: error: braid-seq-pipeline: split points must increase strictly inside (0, 8), got [9]
-// The cost model's split point, recorded on the module.
-// AUTO: module attributes {braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "split at 1"}{{.*}}, {estimate_us = {{.*}}, name = "split at 7"}], chosen = "split at [[SPLIT:[0-9]+]]", function = "main", hw = "dgx-h100", pass = "braid-seq-pipeline"}], braid.seq_split_point = [[SPLIT]] : i64}
+// The cost model's split point, recorded on the module. The input itself
+// competes: on this tiny layer two chunks cost more than they hide, so the
+// input is kept (split point 0); forced, the best real split is taken.
+// AUTO: module attributes {braid.explain = [{candidates = [{estimate_us = [[IN:[0-9.e+]+]] : f64, name = "input"}, {estimate_us = {{.*}}, name = "split at 1"}{{.*}}, {estimate_us = {{.*}}, name = "split at 7"}], chosen = "input", function = "main", hw = "dgx-h100", pass = "braid-seq-pipeline"}], braid.seq_split_point = 0 : i64}
+// AUTO: func.func @main({{.*}}) -> tensor<1x8x16xf32> attributes {braid.unoverlapped = {hw = "dgx-h100", makespan_us = [[IN]] : f64}}
+// AUTO-NOT: braid.slice
+// FORCEAUTO: module attributes {braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "split at 1"}{{.*}}], chosen = "split at [[SPLIT:[0-9]+]]", function = "main", hw = "dgx-h100", pass = "braid-seq-pipeline"}], braid.seq_split_point = [[SPLIT]] : i64}
+// FORCEAUTO: braid.slice %arg0 offsets [0, 0, 0] sizes [1, [[SPLIT]], 16]
+
+// Fixed split points the cost model estimates slower than the input: the
+// input is kept, and a warning says so with both estimates.
+// KEEP: warning: braid-seq-pipeline: chunks of 5+3 is estimated slower than its input on dgx-h100 ({{[0-9.]+}} us against {{[0-9.]+}} us, {{[0-9.]+}}x); keeping the input (force=true, or braidc --force-overlap, applies it anyway)
+// KEEP: braid.explain = [{candidates = [{estimate_us = {{.*}}, name = "input"}, {estimate_us = {{.*}}, name = "chunks of 5+3"}], chosen = "input"
+// KEEP-NOT: braid.slice
 // MANY: error: braid-seq-pipeline: the sequence (8) cannot be split into 40 chunks
 braid.mesh @world(tp = 2)
 braid.weight @wq : tensor<16x16xf32>

@@ -9,9 +9,9 @@
 // RUN: braid-opt %s --braid-schedule | not braid-opt --braid-comet 2>&1 | FileCheck %s --check-prefix=COMET
 // RUN: braid-opt %s --braid-schedule | not braid-opt --braid-ring-attention 2>&1 | FileCheck %s --check-prefix=RING
 // RUN: braid-opt %s --braid-schedule | not braid-opt --braid-print-chunk-runs 2>&1 | FileCheck %s --check-prefix=RUNS
-// RUN: braid-opt %s --braid-domino=chunks=2 | FileCheck %s --check-prefix=EVERY
-// RUN: braid-opt %s --braid-domino="chunks=2 function=second" | FileCheck %s --check-prefix=ONE
-// RUN: braid-opt %s --braid-seq-pipeline="chunks=2" | FileCheck %s --check-prefix=SEQEVERY
+// RUN: braid-opt %s --braid-domino="chunks=2 force=true" | FileCheck %s --check-prefix=EVERY
+// RUN: braid-opt %s --braid-domino="chunks=2 function=second force=true" | FileCheck %s --check-prefix=ONE
+// RUN: braid-opt %s --braid-seq-pipeline="chunks=2 force=true" | FileCheck %s --check-prefix=SEQEVERY
 // RUN: not braid-opt %s --braid-domino="chunks=2 function=nope" 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // DOMINO: error: braid-domino: @block is already scheduled (it holds braid.async regions, braid-schedule's output); run braid-domino before braid-schedule

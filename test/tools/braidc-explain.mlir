@@ -28,6 +28,19 @@
 // DOMINO: chunks=2 {{.*}}x
 // DOMINO: chunks=4 not applicable:
 //
-// Nothing automatic: it says so.
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 --explain -o /dev/null --progress=false 2>&1 | FileCheck %s --check-prefix=NONE
+// A fixed count is weighed against the input: here the input wins, is
+// kept, and a warning says so; --force-overlap applies the count anyway.
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 --explain -o /dev/null --progress=false 2>&1 | FileCheck %s --check-prefix=FIXED
+// FIXED: model.onnx: graph 'main_graph': warning: braid-domino: chunks=2 is estimated slower than its input on dgx-h100
+// FIXED: braid-domino on @main, estimated on dgx-h100:
+// FIXED-NEXT: candidate makespan vs best
+// FIXED-NEXT: input {{[0-9.]+}} us 1.00x <- chosen
+// FIXED-NEXT: chunks=2 {{[0-9.]+}} us {{[0-9.]+}}x
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 --force-overlap --explain -o /dev/null --progress=false 2>&1 | FileCheck %s --check-prefix=FORCED
+// FORCED: remark: braid-domino: chunks=2 is estimated slower than its input on dgx-h100 ({{.*}}); applied because it was forced
+// FORCED: input {{[0-9.]+}} us 1.00x
+// FORCED-NEXT: chunks=2 {{[0-9.]+}} us {{[0-9.]+}}x <- chosen
+//
+// Nothing decided by the cost model: it says so.
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap schedule --explain -o /dev/null --progress=false 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: braidc: no choice to explain: no overlap pass decided anything by its cost model

@@ -7,9 +7,9 @@
 // RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap domino=-1 -o %t.mlir --progress=false 2>&1 | FileCheck %s --check-prefix=COUNT
 // RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap seq-at=2:x -o %t.mlir --progress=false 2>&1 | FileCheck %s --check-prefix=POINTS
 // RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap balance -o %t.mlir --progress=false 2>&1 | FileCheck %s --check-prefix=BALANCE
-// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap domino-both=2 -o %t.both.mlir --progress=false
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap domino-both=2 --force-overlap -o %t.both.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=BOTH < %t.both.mlir
-// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap seq-at=16 -o %t.seq.mlir --progress=false
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx --parallel tp=2 --overlap seq-at=16 --force-overlap -o %t.seq.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=SEQ < %t.seq.mlir
 
 // PARALLEL: error: --parallel 'tq=2': 'tq=2' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N (each at most once)

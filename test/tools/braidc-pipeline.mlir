@@ -15,7 +15,7 @@
 //
 // And the other way round it composes: Domino from --pipeline, then
 // --overlap schedule.
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap schedule --pipeline='braid-domino{chunks=2}' -o %t.mlir --progress=false
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap schedule --pipeline='braid-domino{chunks=2 force=true}' -o %t.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=COMPOSE --implicit-check-not='sum : tensor<32x64xf32>' < %t.mlir
 // (the all-reduces of 32 rows become two of 16, each in an async region).
 // COMPOSE: braid.async on "comm" {

@@ -33,6 +33,7 @@
 // OPT-NEXT: Braid options:
 // OPT: --braid-partition
 // OPT: --braid-overlap-pipeline
+// OPT-NEXT: --force
 // OPT-NEXT: --hw=<string>
 // OPT-NEXT: --overlap=<step>
 // OPT: --braid-parallel-pipeline

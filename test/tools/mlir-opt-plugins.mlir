@@ -5,8 +5,8 @@
 // RUN: %mlir_opt --load-dialect-plugin=%braid_libs/libBraidDialectPlugin.so %braid_src_root/examples/ir/mixtral_moe_ep2.mlir | braid-opt -o /dev/null
 // The named pipelines run through --pass-pipeline= exactly what braidc runs.
 // RUN: braid-translate --import-onnx --raw %braid_src_root/examples/models/llama/model.onnx -o %t.llama.raw.mlir --progress=false
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino-columns=2 -o %t.llama.braidc.mlir --progress=false
-// RUN: %mlir_opt --load-dialect-plugin=%braid_libs/libBraidDialectPlugin.so --load-pass-plugin=%braid_libs/libBraidPassPlugin.so --pass-pipeline='builtin.module(braid-import-pipeline,braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino-columns=2})' %t.llama.raw.mlir -o %t.llama.plugin.mlir
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap domino-columns=2 --force-overlap -o %t.llama.braidc.mlir --progress=false
+// RUN: %mlir_opt --load-dialect-plugin=%braid_libs/libBraidDialectPlugin.so --load-pass-plugin=%braid_libs/libBraidPassPlugin.so --pass-pipeline='builtin.module(braid-import-pipeline,braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino-columns=2 force=true})' %t.llama.raw.mlir -o %t.llama.plugin.mlir
 // RUN: diff %t.llama.braidc.mlir %t.llama.plugin.mlir
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel tp=2 --overlap schedule --emit=exec -o %t.llama.exec.braidc.mlir --progress=false
 // RUN: %mlir_opt --load-dialect-plugin=%braid_libs/libBraidDialectPlugin.so --load-pass-plugin=%braid_libs/libBraidPassPlugin.so --pass-pipeline='builtin.module(braid-import-pipeline,braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=schedule},braid-lower-pipeline)' %t.llama.raw.mlir -o %t.llama.exec.plugin.mlir

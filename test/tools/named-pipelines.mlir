@@ -13,8 +13,8 @@
 // IMPORT: braid.attention
 
 // Tensor parallel with Domino rows.
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 -o %t/gpt2.tp2.braidc.mlir --progress=false
-// RUN: braid-opt %t/gpt2.raw.mlir --pass-pipeline='builtin.module(braid-import-pipeline,braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino=2})' -o %t/gpt2.tp2.opt.mlir
+// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap domino=2 --force-overlap -o %t/gpt2.tp2.braidc.mlir --progress=false
+// RUN: braid-opt %t/gpt2.raw.mlir --pass-pipeline='builtin.module(braid-import-pipeline,braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino=2 force=true})' -o %t/gpt2.tp2.opt.mlir
 // RUN: diff %t/gpt2.tp2.braidc.mlir %t/gpt2.tp2.opt.mlir
 // RUN: FileCheck %s --check-prefix=DOMINO < %t/gpt2.tp2.opt.mlir
 // DOMINO: braid.mesh @world(tp = 2)
@@ -22,8 +22,8 @@
 
 // Sequence parallelism, data parallelism and ISO chunks chosen by the cost
 // model, with pass flags instead of --pass-pipeline.
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel dp=2,sp=2 --overlap seq=auto --hw=dgx-a100 -o %t/llama.sp.braidc.mlir --progress=false
-// RUN: braid-opt %t/llama.raw.mlir --braid-import-pipeline --braid-parallel-pipeline='dp=2 tp=2 sp=true' --braid-overlap-pipeline='overlap=seq=auto hw=dgx-a100' -o %t/llama.sp.opt.mlir
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --parallel dp=2,sp=2 --overlap seq=auto --hw=dgx-a100 --force-overlap -o %t/llama.sp.braidc.mlir --progress=false
+// RUN: braid-opt %t/llama.raw.mlir --braid-import-pipeline --braid-parallel-pipeline='dp=2 tp=2 sp=true' --braid-overlap-pipeline='overlap=seq=auto hw=dgx-a100 force=true' -o %t/llama.sp.opt.mlir
 // RUN: diff %t/llama.sp.braidc.mlir %t/llama.sp.opt.mlir
 // RUN: FileCheck %s --check-prefix=SEQ < %t/llama.sp.opt.mlir
 // SEQ: braid.seq_split_point
@@ -50,9 +50,9 @@
 // RUN: not braid-opt %t/gpt2.raw.mlir --pass-pipeline='builtin.module(braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino,domino-columns=3,seq=0,comet=2,ring,attention-2d=2x2,schedule,auto hw=dgx-a100})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
 // DUMP: braid-split-fused-projections,
 // DUMP-NEXT: braid-partition{allow-replicated=false cp=0 dp=0 ep=0 function=main sp=false tp=2},
-// DUMP-NEXT: braid-domino{chunks=auto function= hw=dgx-a100 split=rows},
-// DUMP-NEXT: braid-domino{chunks=3 function= hw=dgx-a100 split=columns},
-// DUMP-NEXT: braid-seq-pipeline{chunks=auto function= hw=dgx-a100 },
+// DUMP-NEXT: braid-domino{chunks=auto force=false function= hw=dgx-a100 split=rows},
+// DUMP-NEXT: braid-domino{chunks=3 force=false function= hw=dgx-a100 split=columns},
+// DUMP-NEXT: braid-seq-pipeline{chunks=auto force=false function= hw=dgx-a100 },
 // DUMP-NEXT: braid-comet{combine-chunks=2 hw=dgx-a100},
 // DUMP-NEXT: braid-ring-attention,
 // DUMP-NEXT: braid-attention-2d{axis=cp grid=2x2 hw=dgx-a100},

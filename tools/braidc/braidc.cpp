@@ -87,6 +87,13 @@ llvm::cl::opt<std::string>
                             "schedules on (runtime/profiles)"),
              llvm::cl::init("dgx-h100"), llvm::cl::value_desc("profile"),
              llvm::cl::cat(category));
+llvm::cl::opt<bool> forceOverlap(
+    "force-overlap",
+    llvm::cl::desc("Apply --overlap's domino and seq chunking even where the "
+                   "cost model (--hw) estimates the result slower than the "
+                   "un-chunked program (by default that program is kept, "
+                   "with a warning)"),
+    llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     pipeline("pipeline",
              llvm::cl::desc("Passes to run after --parallel's partitioning and "
@@ -190,6 +197,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.parallel = parallel;
   options.overlap = overlap;
   options.hw = hardware;
+  options.forceOverlap = forceOverlap;
   options.pipeline = pipeline;
   options.allowReplicated = allowReplicated;
   for (const auto *option :
