@@ -250,6 +250,15 @@ struct CometPass : public mlir::braid::impl::BraidCometBase<CometPass> {
     FailureOr<CostModel> model = CostModel::load(hw, module);
     if (failed(model))
       return signalPassFailure();
+    if (findLayers(module).empty()) {
+      // Asked for COMET where there is no expert-parallel layer: say so.
+      module.emitWarning("braid-comet: no expert-parallel MoE layer (an "
+                         "all-to-all dispatch to the experts and back over "
+                         "an ep axis; partition with ep=N first); nothing "
+                         "changed");
+      return;
+    }
+    recordBaseline(module, "", hw);
     int64_t chunks;
     if (!combineChunks.isAuto()) {
       chunks = combineChunks.getCount();

@@ -462,8 +462,19 @@ namespace {
 struct RingAttentionPass
     : public mlir::braid::impl::BraidRingAttentionBase<RingAttentionPass> {
   void runOnOperation() override {
-    if (failed(requireUnscheduled(getOperation(), "braid-ring-attention")) ||
-        failed(applyRingAttention(getOperation())) ||
+    if (failed(requireUnscheduled(getOperation(), "braid-ring-attention")))
+      return signalPassFailure();
+    bool any = false;
+    getOperation().walk([&](AttentionOp attention) {
+      any |= matchGathered(attention).has_value();
+    });
+    // Asked for a ring where there is none to build: say so.
+    if (!any)
+      getOperation().emitWarning(
+          "braid-ring-attention: no attention reads keys and values "
+          "all-gathered along a sequence axis (partition with cp=N first); "
+          "nothing changed");
+    if (failed(applyRingAttention(getOperation())) ||
         failed(mlir::verify(getOperation())))
       signalPassFailure();
   }
@@ -486,6 +497,7 @@ struct Attention2DPass
     }
     int64_t size = meshes.front().getShape()[*position];
     int64_t rows = 0, columns = 0;
+    recordBaseline(module, "", hw);
     if (grid != "auto") {
       auto [r, c] = StringRef(grid).split('x');
       if (r.getAsInteger(10, rows) || c.getAsInteger(10, columns) || rows < 1 ||
