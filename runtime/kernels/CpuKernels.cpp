@@ -17,6 +17,7 @@
 
 #include "runtime/kernels/ElementIO.h"
 #include "runtime/kernels/FloatKernels.h"
+#include "runtime/kernels/MoveKernels.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanError.h"
 #include "runtime/reference/ReferenceKernels.h"
@@ -565,18 +566,39 @@ bool allF32(const KernelArgs &args) {
 }
 
 template <ref::UnaryKind Kind> void runUnary(const KernelArgs &args) {
+  if (allF32(args)) {
+    cpu::unaryF32(Kind, args.inputs[0], args.outputs[0]);
+    return;
+  }
   output(args, 0, ref::unary(Kind, input(args, 0)));
 }
 
 void runGelu(const KernelArgs &args) {
-  output(args, 0,
-         ref::unary(args.attrs().getBool("tanh") ? ref::UnaryKind::GeluTanh
-                                                 : ref::UnaryKind::Gelu,
-                    input(args, 0)));
+  ref::UnaryKind kind = args.attrs().getBool("tanh") ? ref::UnaryKind::GeluTanh
+                                                     : ref::UnaryKind::Gelu;
+  if (allF32(args)) {
+    cpu::unaryF32(kind, args.inputs[0], args.outputs[0]);
+    return;
+  }
+  output(args, 0, ref::unary(kind, input(args, 0)));
 }
 
 template <ref::BinaryKind Kind> void runBinary(const KernelArgs &args) {
+  if (allF32(args)) {
+    cpu::binaryF32(Kind, args.inputs[0], args.inputs[1], args.outputs[0]);
+    return;
+  }
   output(args, 0, ref::binary(Kind, input(args, 0), input(args, 1)));
+}
+
+/// Whether any output shares bytes with any input: the byte-moving kernels
+/// then go through the reference, which reads everything before it writes.
+bool outputsOverlapInputs(const KernelArgs &args) {
+  for (const TensorView &out : args.outputs)
+    for (const TensorView &in : args.inputs)
+      if (out.overlaps(in))
+        return true;
+  return false;
 }
 
 /// add, sub, mul, div: direct loops in f32, the reference otherwise.
@@ -678,6 +700,11 @@ void runRotary(const KernelArgs &args) {
 }
 
 void runGather(const KernelArgs &args) {
+  if (!outputsOverlapInputs(args)) {
+    cpu::gatherBytes(args.inputs[0], args.inputs[1],
+                     args.attrs().getInt("axis"), args.outputs[0]);
+    return;
+  }
   output(
       args, 0,
       ref::gather(input(args, 0), input(args, 1), args.attrs().getInt("axis")));
@@ -702,8 +729,12 @@ void runCopyBytes(const KernelArgs &args) {
 }
 
 void runTranspose(const KernelArgs &args) {
-  output(args, 0,
-         ref::transpose(input(args, 0), args.attrs().getInts("permutation")));
+  std::vector<int64_t> permutation = args.attrs().getInts("permutation");
+  if (!outputsOverlapInputs(args)) {
+    cpu::transposeBytes(args.inputs[0], permutation, args.outputs[0]);
+    return;
+  }
+  output(args, 0, ref::transpose(input(args, 0), permutation));
 }
 
 void runSlice(const KernelArgs &args) {
@@ -713,12 +744,30 @@ void runSlice(const KernelArgs &args) {
   for (int64_t &offset : offsets)
     if (offset == kDynamic)
       offset = args.indices.at(next++);
-  output(args, 0,
-         ref::slice(input(args, 0), offsets, attrs.getInts("static_sizes"),
-                    attrs.getInts("static_strides")));
+  std::vector<int64_t> sizes = attrs.getInts("static_sizes");
+  std::vector<int64_t> strides = attrs.getInts("static_strides");
+  // Offsets computed at run time are checked here; out of range, the
+  // reference reports them.
+  const TensorView &x = args.inputs[0];
+  bool inside = offsets.size() == x.shape.size() &&
+                sizes.size() == x.shape.size() &&
+                strides.size() == x.shape.size();
+  for (size_t d = 0; inside && d < offsets.size(); ++d)
+    inside = sizes[d] == 0 ||
+             (offsets[d] >= 0 && strides[d] >= 1 &&
+              offsets[d] + (sizes[d] - 1) * strides[d] < x.shape[d]);
+  if (inside && !outputsOverlapInputs(args)) {
+    cpu::sliceBytes(x, offsets, strides, args.outputs[0]);
+    return;
+  }
+  output(args, 0, ref::slice(input(args, 0), offsets, sizes, strides));
 }
 
 void runConcat(const KernelArgs &args) {
+  if (!outputsOverlapInputs(args)) {
+    cpu::concatBytes(args.inputs, args.attrs().getInt("dim"), args.outputs[0]);
+    return;
+  }
   std::vector<ref::Tensor> inputs;
   for (size_t i = 0; i < args.inputs.size(); ++i)
     inputs.push_back(input(args, i));
@@ -727,6 +776,10 @@ void runConcat(const KernelArgs &args) {
 
 void runSplit(const KernelArgs &args) {
   int64_t dim = args.attrs().getInt("dim");
+  if (!outputsOverlapInputs(args)) {
+    cpu::splitBytes(args.inputs[0], dim, args.outputs);
+    return;
+  }
   std::vector<int64_t> sizes;
   for (const TensorView &out : args.outputs)
     sizes.push_back(out.shape[dim]);
@@ -736,6 +789,10 @@ void runSplit(const KernelArgs &args) {
 }
 
 void runBroadcastTo(const KernelArgs &args) {
+  if (!outputsOverlapInputs(args)) {
+    cpu::broadcastBytes(args.inputs[0], args.outputs[0]);
+    return;
+  }
   output(args, 0, ref::broadcastTo(input(args, 0), args.outputs[0].shape));
 }
 

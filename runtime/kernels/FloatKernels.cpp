@@ -228,6 +228,88 @@ void arithmeticF32(ArithKind kind, const TensorView &a, const TensorView &b,
   }
 }
 
+void binaryF32(ref::BinaryKind kind, const TensorView &a, const TensorView &b,
+               const TensorView &out) {
+  OutputBuffer result(out, partlyOverlaps(out, a) || partlyOverlaps(out, b));
+  // x^2 and x^3 (the tanh-GELU's cube) exactly as pow computes them: the
+  // product of floats in double is exact up to x^3 rounded once.
+  if (kind == ref::BinaryKind::Pow && b.numElements() == 1 &&
+      a.shape == out.shape) {
+    float e = b.as<float>()[0];
+    const float *x = a.as<float>();
+    float *y = result.data();
+    int64_t count = a.numElements();
+    if (e == 2.0f) {
+      for (int64_t i = 0; i < count; ++i)
+        y[i] = static_cast<float>(static_cast<double>(x[i]) * x[i]);
+      return;
+    }
+    if (e == 3.0f) {
+      for (int64_t i = 0; i < count; ++i) {
+        double v = x[i];
+        y[i] = static_cast<float>(v * v * v);
+      }
+      return;
+    }
+  }
+  auto run = [&](auto op) {
+    arithmetic(op, a, b, result.data(), out.shape);
+  };
+  switch (kind) {
+  case ref::BinaryKind::Pow:
+    return run([](float x, float y) {
+      return static_cast<float>(std::pow(static_cast<double>(x), y));
+    });
+  case ref::BinaryKind::Max:
+    return run([](float x, float y) {
+      return static_cast<float>(ref::applyBinary(ref::BinaryKind::Max, x, y));
+    });
+  case ref::BinaryKind::Min:
+    return run([](float x, float y) {
+      return static_cast<float>(ref::applyBinary(ref::BinaryKind::Min, x, y));
+    });
+  default:
+    return run([kind](float x, float y) {
+      return static_cast<float>(ref::applyBinary(kind, x, y));
+    });
+  }
+}
+
+namespace {
+template <ref::UnaryKind Kind>
+void unaryLoop(const float *x, float *y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = static_cast<float>(ref::applyUnary(Kind, x[i]));
+}
+} // namespace
+
+void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
+  // Elementwise: an output that is the input is fine, element by element.
+  OutputBuffer result(out, partlyOverlaps(out, x));
+  const float *in = x.as<float>();
+  float *y = result.data();
+  int64_t count = x.numElements();
+  using U = ref::UnaryKind;
+  switch (kind) {
+#define BRAID_UNARY(K)                                                         \
+  case U::K:                                                                   \
+    return unaryLoop<U::K>(in, y, count);
+    BRAID_UNARY(Neg)
+    BRAID_UNARY(Exp)
+    BRAID_UNARY(Log)
+    BRAID_UNARY(Sqrt)
+    BRAID_UNARY(Rsqrt)
+    BRAID_UNARY(Tanh)
+    BRAID_UNARY(Erf)
+    BRAID_UNARY(Sigmoid)
+    BRAID_UNARY(Silu)
+    BRAID_UNARY(Relu)
+    BRAID_UNARY(Gelu)
+    BRAID_UNARY(GeluTanh)
+#undef BRAID_UNARY
+  }
+}
+
 void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out) {
   OutputBuffer result(out, partlyOverlaps(out, x));
   int64_t size = x.shape[dim];

@@ -17,6 +17,7 @@
 #define BRAID_RUNTIME_KERNELS_FLOATKERNELS_H
 
 #include "runtime/exec/KernelRegistry.h"
+#include "runtime/reference/ReferenceKernels.h"
 
 namespace braid::rt::cpu {
 
@@ -33,6 +34,14 @@ enum class ArithKind { Add, Sub, Mul, Div };
 /// Elementwise arithmetic with numpy broadcasting.
 void arithmeticF32(ArithKind kind, const TensorView &a, const TensorView &b,
                    const TensorView &out);
+
+/// pow, max, min with numpy broadcasting, each element as the reference
+/// computes it (in double, rounded once); pow by a scalar 2 or 3 multiplies.
+void binaryF32(ref::BinaryKind kind, const TensorView &a, const TensorView &b,
+               const TensorView &out);
+
+/// An elementwise function, each element as the reference computes it.
+void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out);
 
 /// Softmax along `dim`.
 void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out);

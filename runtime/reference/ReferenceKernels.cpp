@@ -425,38 +425,6 @@ const char *unaryName(UnaryKind kind) {
   return "unary";
 }
 
-double applyUnary(UnaryKind kind, double x) {
-  switch (kind) {
-  case UnaryKind::Neg:
-    return -x;
-  case UnaryKind::Exp:
-    return std::exp(x);
-  case UnaryKind::Log:
-    return std::log(x);
-  case UnaryKind::Sqrt:
-    return std::sqrt(x);
-  case UnaryKind::Rsqrt:
-    return 1.0 / std::sqrt(x);
-  case UnaryKind::Tanh:
-    return std::tanh(x);
-  case UnaryKind::Erf:
-    return std::erf(x);
-  case UnaryKind::Sigmoid:
-    return 1.0 / (1.0 + std::exp(-x));
-  case UnaryKind::Silu:
-    return x / (1.0 + std::exp(-x));
-  case UnaryKind::Relu:
-    return x < 0 ? 0.0 : x; // NaN stays NaN.
-  case UnaryKind::Gelu:
-    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-  case UnaryKind::GeluTanh: {
-    const double pi = std::acos(-1.0);
-    return 0.5 * x *
-           (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
-  }
-  }
-  return x;
-}
 } // namespace
 
 Tensor unary(UnaryKind kind, const Tensor &x) {
@@ -498,27 +466,6 @@ const char *binaryName(BinaryKind kind) {
     return "min";
   }
   return "binary";
-}
-
-double applyBinary(BinaryKind kind, double a, double b) {
-  switch (kind) {
-  case BinaryKind::Add:
-    return a + b;
-  case BinaryKind::Sub:
-    return a - b;
-  case BinaryKind::Mul:
-    return a * b;
-  case BinaryKind::Div:
-    return a / b;
-  case BinaryKind::Pow:
-    return std::pow(a, b);
-  case BinaryKind::Max:
-  case BinaryKind::Min:
-    if (std::isnan(a) || std::isnan(b))
-      return std::numeric_limits<double>::quiet_NaN();
-    return kind == BinaryKind::Max ? std::max(a, b) : std::min(a, b);
-  }
-  return a;
 }
 
 /// Integer `base ^ exponent`, wrapping; a negative exponent truncates

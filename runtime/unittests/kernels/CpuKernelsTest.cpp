@@ -25,6 +25,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -547,6 +548,116 @@ TEST(CpuKernelsTest, ShapeOps) {
   expectMatches(
       KernelCall("broadcast_to").in(column).out(DType::F32, {2, 3, 4}),
       {ref::broadcastTo(column, {2, 3, 4})});
+}
+
+/// The byte-moving kernels (MoveKernels.h) on random layouts and element
+/// types, exactly against the reference: every permutation, strided and
+/// unit-size slices, broadcasts of every pattern, gathers on every axis.
+TEST(CpuKernelsTest, DataMovementMatchesTheReferenceOnRandomLayouts) {
+  std::mt19937_64 rng(20261204);
+  auto between = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const DType dtypes[] = {DType::F32, DType::F16, DType::BF16, DType::I64,
+                          DType::I32};
+  auto random = [&](DType dtype, Shape shape) {
+    return dtype == DType::I64 || dtype == DType::I32
+               ? randomInts(dtype, std::move(shape), -1000, 1000)
+               : randomFloats(dtype, std::move(shape));
+  };
+  for (int trial = 0; trial < 150; ++trial) {
+    DType dtype = dtypes[between(0, 4)];
+    int64_t rank = between(1, 5);
+    Shape shape;
+    for (int64_t d = 0; d < rank; ++d)
+      shape.push_back(between(1, 5));
+    Tensor x = random(dtype, shape);
+
+    std::vector<int64_t> permutation(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      permutation[d] = d;
+    std::shuffle(permutation.begin(), permutation.end(), rng);
+    Shape permuted;
+    for (int64_t p : permutation)
+      permuted.push_back(shape[p]);
+    KernelCall transpose("transpose");
+    setInts(transpose.kernel, "permutation", permutation);
+    expectMatches(transpose.in(x).out(dtype, permuted),
+                  {ref::transpose(x, permutation)});
+
+    Shape offsets, sizes, strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t stride = between(1, 3);
+      int64_t offset = between(0, shape[d] - 1);
+      int64_t most = (shape[d] - 1 - offset) / stride + 1;
+      offsets.push_back(offset);
+      strides.push_back(stride);
+      sizes.push_back(between(1, most));
+    }
+    KernelCall slice("slice");
+    setInts(slice.kernel, "static_offsets", offsets);
+    setInts(slice.kernel, "static_sizes", sizes);
+    setInts(slice.kernel, "static_strides", strides);
+    expectMatches(slice.in(x).out(dtype, sizes),
+                  {ref::slice(x, offsets, sizes, strides)});
+
+    int64_t dim = between(0, rank - 1);
+    std::vector<Tensor> pieces;
+    Shape joined = shape;
+    joined[dim] = 0;
+    KernelCall concat("concat");
+    setInt(concat.kernel, "dim", dim);
+    for (int64_t k = between(1, 3); k > 0; --k) {
+      Shape piece = shape;
+      piece[dim] = between(1, 3);
+      joined[dim] += piece[dim];
+      pieces.push_back(random(dtype, piece));
+      concat.in(pieces.back());
+    }
+    expectMatches(concat.out(dtype, joined), {ref::concat(pieces, dim)});
+    Tensor whole = ref::concat(pieces, dim);
+    KernelCall split("split");
+    setInt(split.kernel, "dim", dim);
+    split.in(whole);
+    std::vector<int64_t> splitSizes;
+    for (const Tensor &piece : pieces) {
+      split.out(dtype, piece.shape);
+      splitSizes.push_back(piece.shape[dim]);
+    }
+    expectMatches(split, ref::split(whole, dim, splitSizes));
+
+    // A source of fewer or as many dimensions, each 1 or the target's.
+    Shape source;
+    for (int64_t d = between(0, rank - 1); d < rank; ++d)
+      source.push_back(between(0, 1) ? shape[d] : 1);
+    Tensor small = random(dtype, source);
+    expectMatches(KernelCall("broadcast_to").in(small).out(dtype, shape),
+                  {ref::broadcastTo(small, shape)});
+
+    int64_t axis = between(0, rank - 1);
+    Shape idShape;
+    for (int64_t d = between(0, 2); d > 0; --d)
+      idShape.push_back(between(1, 3));
+    Tensor ids = randomInts(between(0, 1) ? DType::I64 : DType::I32, idShape,
+                            -shape[axis], shape[axis] - 1);
+    Shape gathered(shape.begin(), shape.begin() + axis);
+    gathered.insert(gathered.end(), idShape.begin(), idShape.end());
+    gathered.insert(gathered.end(), shape.begin() + axis + 1, shape.end());
+    KernelCall gather("gather");
+    setInt(gather.kernel, "axis", axis);
+    expectMatches(gather.in(x).in(ids).out(dtype, gathered),
+                  {ref::gather(x, ids, axis)});
+  }
+}
+
+TEST(CpuKernelsTest, GatherRejectsAnIndexOutOfRange) {
+  Tensor table = randomFloats(DType::F32, {4, 3});
+  Tensor ids = randomInts(DType::I64, {2}, 4, 4);
+  KernelCall gather("gather");
+  setInt(gather.kernel, "axis", 0);
+  EXPECT_THAT([&] { gather.in(table).in(ids).out(DType::F32, {2, 3}).run(); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr(
+                  "gather: index 4 is out of range for dimension 0 of size 4")));
 }
 
 TEST(CpuKernelsTest, Attention) {
