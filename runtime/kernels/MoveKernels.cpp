@@ -126,40 +126,42 @@ void sliceBytes(const TensorView &x, const std::vector<int64_t> &offsets,
               steps, size);
 }
 
-void concatBytes(const std::vector<TensorView> &inputs, int64_t dim,
-                 const TensorView &out) {
-  size_t size = byteSize(out.dtype);
+namespace {
+/// Concatenation and its inverse: `pieces` side by side along `dim` of
+/// `whole` (pieces[i] holds `whole`'s dimension `dim` positions after those
+/// of the pieces before it). `join` copies pieces into whole, else whole
+/// into pieces.
+void joinOrSplit(const TensorView &whole, int64_t dim,
+                 const std::vector<TensorView> &pieces, bool join) {
+  size_t size = byteSize(whole.dtype);
   int64_t outer = 1;
   for (int64_t d = 0; d < dim; ++d)
-    outer *= out.shape[d];
-  int64_t outRow = elementsOf(out.shape, dim) * static_cast<int64_t>(size);
+    outer *= whole.shape[d];
+  int64_t wholeRow = elementsOf(whole.shape, dim) * static_cast<int64_t>(size);
   int64_t at = 0;
-  for (const TensorView &in : inputs) {
-    int64_t row = elementsOf(in.shape, dim) * static_cast<int64_t>(size);
-    const char *src = static_cast<const char *>(in.data);
-    char *dst = static_cast<char *>(out.data) + at;
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(dst + o * outRow, src + o * row, row);
+  for (const TensorView &piece : pieces) {
+    int64_t row = elementsOf(piece.shape, dim) * static_cast<int64_t>(size);
+    char *w = static_cast<char *>(whole.data) + at;
+    char *p = static_cast<char *>(piece.data);
+    for (int64_t o = 0; o < outer; ++o) {
+      if (join)
+        std::memcpy(w + o * wholeRow, p + o * row, row);
+      else
+        std::memcpy(p + o * row, w + o * wholeRow, row);
+    }
     at += row;
   }
+}
+} // namespace
+
+void concatBytes(const std::vector<TensorView> &inputs, int64_t dim,
+                 const TensorView &out) {
+  joinOrSplit(out, dim, inputs, /*join=*/true);
 }
 
 void splitBytes(const TensorView &x, int64_t dim,
                 const std::vector<TensorView> &outputs) {
-  size_t size = byteSize(x.dtype);
-  int64_t outer = 1;
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= x.shape[d];
-  int64_t inRow = elementsOf(x.shape, dim) * static_cast<int64_t>(size);
-  int64_t at = 0;
-  for (const TensorView &piece : outputs) {
-    int64_t row = elementsOf(piece.shape, dim) * static_cast<int64_t>(size);
-    const char *src = static_cast<const char *>(x.data) + at;
-    char *dst = static_cast<char *>(piece.data);
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(dst + o * row, src + o * inRow, row);
-    at += row;
-  }
+  joinOrSplit(x, dim, outputs, /*join=*/false);
 }
 
 void broadcastBytes(const TensorView &x, const TensorView &out) {
