@@ -650,6 +650,13 @@ void runGroupedMatmul(const KernelArgs &args) {
 
 template <ref::ReduceKind Kind> void runReduce(const KernelArgs &args) {
   KernelAttrs attrs = args.attrs();
+  // (max over no element is the reference's error)
+  if (allF32(args) && !(Kind == ref::ReduceKind::Max &&
+                        args.inputs[0].numElements() == 0)) {
+    cpu::reduceF32(Kind, args.inputs[0], attrs.getInts("dims"),
+                   args.outputs[0]);
+    return;
+  }
   output(args, 0,
          ref::reduce(Kind, input(args, 0), attrs.getInts("dims"),
                      attrs.getBool("keep_dims")));
@@ -809,6 +816,22 @@ ref::AttentionResult attention(const KernelArgs &args) {
 }
 
 void runAttention(const KernelArgs &args) {
+  const std::vector<TensorView> &in = args.inputs;
+  bool direct = in[0].dtype == DType::F32 && in[1].dtype == DType::F32 &&
+                in[2].dtype == DType::F32 &&
+                args.outputs[0].dtype == DType::F32 &&
+                (in.size() < 4 || in[3].dtype == DType::F32 ||
+                 in[3].dtype == DType::I1);
+  if (direct) {
+    KernelAttrs attrs = args.attrs();
+    int64_t offset = args.indices.empty()
+                         ? in[1].shape[2] - in[0].shape[2]
+                         : args.indices[0];
+    cpu::attentionF32(in[0], in[1], in[2], in.size() == 4 ? &in[3] : nullptr,
+                      attrs.getBool("causal"), offset, attrs.getFloat("scale"),
+                      args.outputs[0]);
+    return;
+  }
   output(args, 0, attention(args).out);
 }
 

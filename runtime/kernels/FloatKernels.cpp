@@ -310,6 +310,123 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   }
 }
 
+void reduceF32(ref::ReduceKind kind, const TensorView &x,
+               const std::vector<int64_t> &dims, const TensorView &out) {
+  size_t rank = x.shape.size();
+  std::vector<char> reduced(rank, 0);
+  for (int64_t d : dims)
+    reduced[d] = 1;
+  // Group strides: where each input dimension moves in the output (0 along
+  // reduced dimensions).
+  std::vector<int64_t> groupStride(rank, 0);
+  int64_t groups = 1, groupSize = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (reduced[d]) {
+      groupSize *= x.shape[d];
+    } else {
+      groupStride[d] = groups;
+      groups *= x.shape[d];
+    }
+  }
+  bool max = kind == ref::ReduceKind::Max;
+  std::vector<double> acc(groups, max ? -std::numeric_limits<double>::infinity()
+                                      : 0.0);
+  const float *in = x.as<float>();
+  int64_t count = x.numElements();
+  // Trailing reduced dimensions: contiguous runs of groupSize elements.
+  size_t firstReduced = rank;
+  while (firstReduced > 0 && reduced[firstReduced - 1])
+    --firstReduced;
+  bool trailing = true;
+  for (size_t d = 0; d < firstReduced; ++d)
+    trailing = trailing && !reduced[d];
+  if (trailing) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const float *row = in + g * groupSize;
+      double value = acc[g];
+      for (int64_t j = 0; j < groupSize; ++j)
+        value = max ? std::max(value, static_cast<double>(row[j]))
+                    : value + row[j];
+      acc[g] = value;
+    }
+  } else if (count > 0) {
+    std::vector<int64_t> index(rank, 0);
+    int64_t group = 0;
+    for (int64_t k = 0; k < count; ++k) {
+      double &target = acc[group];
+      target = max ? std::max(target, static_cast<double>(in[k]))
+                   : target + in[k];
+      for (size_t d = rank; d-- > 0;) {
+        group += groupStride[d];
+        if (++index[d] < x.shape[d])
+          break;
+        group -= groupStride[d] * x.shape[d];
+        index[d] = 0;
+      }
+    }
+  }
+  float *y = out.as<float>();
+  for (int64_t g = 0; g < groups; ++g)
+    y[g] = static_cast<float>(kind == ref::ReduceKind::Mean
+                                  ? acc[g] / static_cast<double>(groupSize)
+                                  : acc[g]);
+}
+
+void attentionF32(const TensorView &q, const TensorView &k, const TensorView &v,
+                  const TensorView *mask, bool causal, int64_t offset,
+                  double scale, const TensorView &out) {
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+          d = q.shape[3];
+  int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+  int64_t group = heads / kvHeads;
+  OutputBuffer result(out, out.overlaps(q) || out.overlaps(k) ||
+                               out.overlaps(v) ||
+                               (mask && out.overlaps(*mask)));
+  std::vector<int64_t> fromMask;
+  if (mask)
+    fromMask = broadcastPositions(mask->shape, {batch, heads, sq, sk});
+  std::vector<float> scores(static_cast<size_t>(sq * sk));
+  std::vector<char> kept(static_cast<size_t>(sk));
+  std::vector<double> weights(static_cast<size_t>(sk));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kvh = h / group;
+      const float *query = q.as<float>() + (b * heads + h) * sq * d;
+      const float *key = k.as<float>() + (b * kvHeads + kvh) * sk * d;
+      const float *value = v.as<float>() + (b * kvHeads + kvh) * sk * dv;
+      float *o = result.data() + (b * heads + h) * sq * dv;
+      gemm(false, true, sq, sk, d, query, key, scores.data());
+      for (int64_t i = 0; i < sq; ++i) {
+        float *row = scores.data() + i * sk;
+        int64_t base = ((b * heads + h) * sq + i) * sk;
+        double best = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < sk; ++j) {
+          double s = scale * row[j];
+          kept[j] = !causal || j <= i + offset;
+          if (mask) {
+            int64_t m = fromMask[base + j];
+            if (mask->dtype == DType::I1)
+              kept[j] = kept[j] && mask->as<uint8_t>()[m] != 0;
+            else
+              s += mask->as<float>()[m];
+          }
+          weights[j] = s;
+          if (kept[j])
+            best = std::max(best, s);
+        }
+        double sum = 0;
+        if (best != -std::numeric_limits<double>::infinity())
+          for (int64_t j = 0; j < sk; ++j) {
+            weights[j] = kept[j] ? std::exp(weights[j] - best) : 0.0;
+            sum += weights[j];
+          }
+        for (int64_t j = 0; j < sk; ++j)
+          row[j] = sum > 0 ? static_cast<float>(weights[j] / sum) : 0.0f;
+      }
+      gemm(false, false, sq, dv, sk, scores.data(), value, o);
+    }
+}
+
 void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out) {
   OutputBuffer result(out, partlyOverlaps(out, x));
   int64_t size = x.shape[dim];

@@ -43,6 +43,20 @@ void binaryF32(ref::BinaryKind kind, const TensorView &a, const TensorView &b,
 /// An elementwise function, each element as the reference computes it.
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out);
 
+/// reduce_sum / reduce_mean / reduce_max over `dims`, accumulating in double
+/// as the reference does (max ignores NaN after the first element, as the
+/// reference's std::max does).
+void reduceF32(ref::ReduceKind kind, const TensorView &x,
+               const std::vector<int64_t> &dims, const TensorView &out);
+
+/// Scaled dot-product attention as ref::attention (q [B,H,Sq,D], k
+/// [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv], optional mask broadcasting to the scores:
+/// i1 keeps, f32 is added; causal with `offset`), the two products through
+/// sgemm per head, the softmax in double.
+void attentionF32(const TensorView &q, const TensorView &k, const TensorView &v,
+                  const TensorView *mask, bool causal, int64_t offset,
+                  double scale, const TensorView &out);
+
 /// Softmax along `dim`.
 void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out);
 

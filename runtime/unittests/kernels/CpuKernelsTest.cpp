@@ -668,9 +668,11 @@ TEST(CpuKernelsTest, Attention) {
     KernelCall call("attention");
     setBool(call.kernel, "causal", causal);
     setFloat(call.kernel, "scale", 0.35);
+    // f32 attention is direct (sgemm per head): kF32Tolerance.
     expectMatches(
         call.in(q).in(k).in(v).out(DType::F32, {2, 4, 3, 6}),
-        {ref::attention(q, k, v, nullptr, causal, std::nullopt, 0.35).out});
+        {ref::attention(q, k, v, nullptr, causal, std::nullopt, 0.35).out},
+        kF32Tolerance);
   }
   // A causal offset from the plan's index operand, and a boolean mask.
   Tensor mask = randomInts(DType::I1, {1, 1, 3, 5}, 0, 1);
@@ -709,7 +711,22 @@ TEST(CpuKernelsTest, Attention) {
   setFloat(added.kernel, "scale", 0.25);
   expectMatches(
       added.in(q).in(k).in(v).in(additive).out(DType::F32, {2, 4, 3, 6}),
-      {ref::attention(q, k, v, &additive, false, std::nullopt, 0.25).out});
+      {ref::attention(q, k, v, &additive, false, std::nullopt, 0.25).out},
+      kF32Tolerance);
+  // The direct kernel with a boolean mask and a causal offset from the
+  // plan's index operand; queries that see no key give zero rows.
+  KernelCall direct("attention");
+  setBool(direct.kernel, "causal", true);
+  setFloat(direct.kernel, "scale", 0.5);
+  expectMatches(direct.in(q).in(k).in(v).in(mask).index(1).out(
+                    DType::F32, {2, 4, 3, 6}),
+                {ref::attention(q, k, v, &mask, true, 1, 0.5).out},
+                kF32Tolerance);
+  KernelCall blind("attention");
+  setFloat(blind.kernel, "scale", 0.5);
+  expectMatches(
+      blind.in(q).in(k).in(v).in(hidden).out(DType::F32, {2, 4, 3, 6}),
+      {ref::attention(q, k, v, &hidden, false, std::nullopt, 0.5).out});
 
   // Two halves of the keys merge into the whole.
   Tensor k0 = ref::slice(k, {0, 0, 0, 0}, {2, 2, 2, 8}, {1, 1, 1, 1});
