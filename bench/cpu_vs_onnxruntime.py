@@ -18,9 +18,9 @@ a 156M LLaMA shape, at batch 1 x 128 tokens.
 Each round runs `braid-run --repeat R` (one process: plan load, then R
 timed runs) and one onnxruntime process doing the same; a model's figure is
 the median over rounds of each round's median run. Threads: onnxruntime's
-intra_op_num_threads; for braid-run OPENBLAS_NUM_THREADS and OMP_NUM_THREADS
-(the runtime's own kernels are single-threaded today). Nothing here is
-asserted: the numbers go into docs/results.md.
+intra_op_num_threads; braid-run's --threads (OpenBLAS's GEMMs; the
+runtime's own kernels are single-threaded today). Nothing here is asserted:
+the numbers go into docs/results.md.
 """
 import argparse
 import json
@@ -236,10 +236,11 @@ print("ORT_TIMES " + json.dumps(times))
 
 
 def braid_round(tools, plan, inputs, threads, repeat):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads),
-               OMP_NUM_THREADS=str(threads))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     out, rss = run_measured([tools["braid-run"], plan, "--inputs", inputs,
-                             "--repeat", str(repeat + 1)], env)
+                             "--repeat", str(repeat + 1), "--threads",
+                             str(threads)], env)
     match = re.search(r"totals over \d+ runs \(ms\):([0-9. ]+)", out)
     if not match:
         # One run prints only its total.

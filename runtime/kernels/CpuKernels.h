@@ -36,6 +36,15 @@ namespace braid::rt {
 /// The CPU backend's kernels (built once, immutable).
 const KernelRegistry &cpuKernels();
 
+/// How many threads the CPU kernels may use (today: OpenBLAS's GEMMs; the
+/// other kernels run on the stream's own thread). Values below 1 mean 1.
+void setCpuKernelThreads(int threads);
+
+/// The threads one rank gets by default: the cores this process may run on
+/// (its CPU affinity) divided by the ranks launched on this host
+/// (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS), at least 1.
+int defaultCpuKernelThreads();
+
 } // namespace braid::rt
 
 #endif // BRAID_RUNTIME_KERNELS_CPUKERNELS_H

@@ -5,15 +5,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/FloatKernels.h"
+#include "runtime/kernels/CpuKernels.h"
 
 #include "runtime/kernels/ElementIO.h"
 #include "runtime/reference/ReferenceKernels.h"
 
 #include <cblas.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -527,3 +530,25 @@ void scatterAddF32(const TensorView &updates, const TensorView &indices,
 }
 
 } // namespace braid::rt::cpu
+
+namespace braid::rt {
+
+void setCpuKernelThreads(int threads) {
+  openblas_set_num_threads(std::max(1, threads));
+}
+
+int defaultCpuKernelThreads() {
+  int cores = 1;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    cores = std::max(1, CPU_COUNT(&set));
+  long local = 1;
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char *value = std::getenv(name)) {
+      local = std::max(1L, std::atol(value));
+      break;
+    }
+  return std::max(1, static_cast<int>(cores / local));
+}
+
+} // namespace braid::rt

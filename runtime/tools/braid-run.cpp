@@ -91,6 +91,10 @@ options:
   --verbose           each rank's own summary (default: rank 0 prints one
                       summary of the run across ranks)
   --repeat N          run N times (default 1); the summary shows each total
+  --threads N         cpu: threads each rank's kernels may use (default: the
+                      cores this process may run on, divided by the ranks
+                      mpirun started on this host; OPENBLAS_NUM_THREADS
+                      when set)
   --timeout-s S       longest wait for an event or a collective (default 300)
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
                       run and replay it (one launch per run; no per-op times)
@@ -130,6 +134,7 @@ struct Options {
   double atol = 1e-6;
   std::string trace;
   int repeat = 1;
+  int threads = 0; // 0: defaultCpuKernelThreads(), or OPENBLAS_NUM_THREADS
   double timeoutSeconds = 300;
   bool cudaGraph = false;
   bool verbose = false;
@@ -220,6 +225,11 @@ Options parseOptions(int argc, char **argv) {
       if (repeat < 1 || repeat > 1e6 || repeat != std::floor(repeat))
         throw UsageError("--repeat needs a whole number from 1");
       options.repeat = static_cast<int>(repeat);
+    } else if (flag == "--threads") {
+      uint64_t threads = parseWhole(flag, value(), 1);
+      if (threads > 4096)
+        throw UsageError("--threads needs a whole number from 1 to 4096");
+      options.threads = static_cast<int>(threads);
     } else if (flag == "--timeout-s") {
       options.timeoutSeconds = parseNumber("--timeout-s", value());
       if (options.timeoutSeconds <= 0 || options.timeoutSeconds > 1e7)
@@ -740,6 +750,17 @@ int run(int argc, char **argv) {
                      "CUDA backend (no CUDA toolkit when it was configured; "
                      "configure with nvcc on PATH)");
 #endif
+
+  if (options.threads > 0 && useCuda)
+    throw UsageError("--threads is for the CPU backend");
+  // The runtime owns the thread count: ranks sharing a host share its cores
+  // instead of each starting one BLAS thread per core.
+  if (!useCuda) {
+    if (options.threads > 0)
+      setCpuKernelThreads(options.threads);
+    else if (!std::getenv("OPENBLAS_NUM_THREADS"))
+      setCpuKernelThreads(defaultCpuKernelThreads());
+  }
 
   int64_t ranks = launchedRanks();
   LoadOptions loadOptions;
