@@ -269,7 +269,15 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--keep", help="folder for models and plans (kept)")
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--write-model", nargs=2, metavar=("NAME", "FOLDER"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_model:
+        name, folder = args.write_model
+        decoder_onnx(os.path.join(folder, "model.onnx"), *GENERATED[name])
+        write_inputs(os.path.join(folder, "test_data_set_0"),
+                     GENERATED[name][6], GENERATED[name][7])
+        return
 
     tools = {n: os.path.join(args.build, "bin", n) for n in ("braidc",
                                                              "braid-run")}
@@ -292,8 +300,10 @@ def main():
             if not os.path.exists(onnx_path):
                 os.makedirs(folder, exist_ok=True)
                 print(f"{WHO}: writing {model} ...", file=sys.stderr, flush=True)
-                decoder_onnx(onnx_path, *GENERATED[model])
-                write_inputs(inputs, GENERATED[model][6], GENERATED[model][7])
+                # In a child process: a process forked from this one while
+                # it held the weights would report them in its peak RSS.
+                subprocess.run([python, os.path.abspath(__file__),
+                                "--write-model", model, folder], check=True)
         elif os.path.isdir(os.path.join(ROOT, "examples", "models", model)):
             folder = os.path.join(ROOT, "examples", "models", model)
             onnx_path = os.path.join(folder, "model.onnx")

@@ -6,6 +6,8 @@
 
 #include "runtime/cuda/CudaContext.h"
 
+#include "runtime/cuda/CublasLibrary.h"
+
 namespace braid::rt::cuda {
 
 CudaContext &contextOf(const KernelArgs &args) {
@@ -23,19 +25,19 @@ void createContext(CudaContext &ctx, size_t workspaceBytes) {
   ctx.maxSharedPerBlock = prop.sharedMemPerBlockOptin;
   check(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking),
         "cudaStreamCreateWithFlags");
-  check(cublasCreate(&ctx.cublas), "cublasCreate");
+  check(cublas().create(&ctx.cublas), "cublasCreate");
   ctx.workspaceBytes = workspaceBytes;
   check(cudaMalloc(&ctx.workspace, workspaceBytes),
         "cudaMalloc (stream workspace)");
   // cuBLAS must not allocate while a graph is being captured.
-  check(cublasSetStream(ctx.cublas, ctx.stream), "cublasSetStream");
-  check(cublasSetWorkspace(ctx.cublas, ctx.workspace, ctx.workspaceBytes),
+  check(cublas().setStream(ctx.cublas, ctx.stream), "cublasSetStream");
+  check(cublas().setWorkspace(ctx.cublas, ctx.workspace, ctx.workspaceBytes),
         "cublasSetWorkspace");
 }
 
 void destroyContext(CudaContext &ctx) {
   if (ctx.cublas)
-    cublasDestroy(ctx.cublas);
+    cublas().destroy(ctx.cublas);
   if (ctx.workspace)
     cudaFree(ctx.workspace);
   if (ctx.stream)
@@ -64,8 +66,8 @@ void check(cudaError_t status, const char *what) {
 
 void check(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string(what) + ": " + cublasGetStatusName(status) +
-                    " (" + cublasGetStatusString(status) + ")");
+    throw CudaError(std::string(what) + ": " + cublas().statusName(status) +
+                    " (" + cublas().statusString(status) + ")");
 }
 
 void checkLaunch(const char *kernel) {

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cuda/CublasLibrary.h"
 #include "runtime/cuda/kernels/CudaCommon.cuh"
 #include "runtime/cuda/kernels/KernelTables.h"
 
@@ -62,7 +63,7 @@ void runCublas(const Gemm &g, CudaContext &ctx) {
   size_t element = byteSize(g.dtype);
   for (int64_t first = 0; first < g.batch; first += kMaxBatch) {
     int64_t count = std::min(kMaxBatch, g.batch - first);
-    check(cublasGemmStridedBatchedEx(
+    check(cublas().gemmStridedBatchedEx(
               ctx.cublas, opB, opA, static_cast<int>(g.n),
               static_cast<int>(g.m), static_cast<int>(g.k), &one,
               static_cast<const char *>(g.b) + first * g.strideB * element,

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cuda/CublasLibrary.h"
 #include "runtime/cuda/CudaContext.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaExecutor.h"
@@ -681,3 +682,27 @@ TEST(CudaExecutorTest, AnOutOfMemoryArenaNamesTheRankAndSize) {
 }
 
 } // namespace
+
+// cuBLAS is loaded on demand (CublasLibrary.h), not linked: it loads and
+// resolves every function the backend calls without a GPU too, and
+// braid-run does not map it (linked, it cost every CPU run ~210 MiB).
+TEST(CublasLibraryTest, LoadsOnDemandAndResolvesEveryFunction) {
+  const cuda::CublasLibrary &api = cuda::cublas();
+  EXPECT_NE(api.create, nullptr);
+  EXPECT_NE(api.destroy, nullptr);
+  EXPECT_NE(api.setStream, nullptr);
+  EXPECT_NE(api.setWorkspace, nullptr);
+  EXPECT_NE(api.gemmStridedBatchedEx, nullptr);
+  ASSERT_NE(api.statusName, nullptr);
+  EXPECT_STREQ(api.statusName(CUBLAS_STATUS_SUCCESS), "CUBLAS_STATUS_SUCCESS");
+  std::FILE *ldd = popen("ldd " BRAID_RUN_PATH " 2>&1", "r");
+  ASSERT_NE(ldd, nullptr);
+  std::string libraries;
+  char line[512];
+  while (std::fgets(line, sizeof line, ldd))
+    libraries += line;
+  pclose(ldd);
+  EXPECT_THAT(libraries, testing::HasSubstr("libcudart"));
+  EXPECT_THAT(libraries, testing::Not(testing::HasSubstr("libcublas")));
+}
+
