@@ -17,6 +17,10 @@ using namespace mlir::braid;
 
 static constexpr StringLiteral kExplainAttr = "braid.explain";
 
+double mlir::braid::roundedMicroseconds(double seconds) {
+  return std::round(seconds * 1e9) / 1e3;
+}
+
 void mlir::braid::recordChoice(ModuleOp module, StringRef pass,
                                StringRef function, StringRef hw,
                                ArrayRef<CandidateEstimate> candidates,
@@ -28,8 +32,7 @@ void mlir::braid::recordChoice(ModuleOp module, StringRef pass,
         b.getNamedAttr("name", b.getStringAttr(candidate.name))};
     if (candidate.seconds)
       fields.push_back(
-          b.getNamedAttr("estimate_us", b.getF64FloatAttr(
-                                 std::round(*candidate.seconds * 1e9) / 1e3)));
+          b.getNamedAttr("estimate_us", b.getF64FloatAttr(roundedMicroseconds(*candidate.seconds))));
     else
       fields.push_back(
           b.getNamedAttr("rejected", b.getStringAttr(candidate.rejected)));

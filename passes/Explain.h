@@ -32,6 +32,10 @@ struct CandidateEstimate {
   std::string rejected;
 };
 
+/// `seconds` in microseconds, rounded to the nanosecond (how estimates are
+/// stored in attributes: no float noise in the printed IR).
+double roundedMicroseconds(double seconds);
+
 /// Appends a decision to `module`'s braid.explain attribute. `chosen` indexes
 /// `candidates`; none when no candidate applied.
 void recordChoice(ModuleOp module, StringRef pass, StringRef function,

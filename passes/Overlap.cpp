@@ -168,7 +168,7 @@ static void setBaseline(func::FuncOp function, StringRef hw, double seconds) {
       b.getDictionaryAttr(
           {b.getNamedAttr("hw", b.getStringAttr(hw)),
            b.getNamedAttr("makespan_us",
-                          b.getF64FloatAttr(std::round(seconds * 1e9) / 1e3))}));
+                          b.getF64FloatAttr(roundedMicroseconds(seconds)))}));
 }
 
 void mlir::braid::recordBaseline(ModuleOp module, StringRef function,
@@ -209,37 +209,34 @@ LogicalResult mlir::braid::applyUnlessSlower(
     after = estimateScheduled(*copy, *model, function);
   }
   bool known = succeeded(before) && succeeded(after);
-  assert(isa_and_nonnull<func::FuncOp>(module.lookupSymbol(function)) &&
-         "applyUnlessSlower transforms one function");
+  auto original = dyn_cast_or_null<func::FuncOp>(module.lookupSymbol(function));
+  assert(original && "applyUnlessSlower transforms one function");
   bool slower = known && *after > *before * (1 + 1e-9);
   bool keep = slower && !force;
-  Operation *target = module.lookupSymbol(function);
-  if (keep) {
-    target->emitWarning(pass)
-        << ": " << what << " is estimated slower than its input on " << hw
-        << llvm::formatv(" ({0:F1} us against {1:F1} us, {2:F2}x); ",
-                         *after * 1e6, *before * 1e6, *after / *before)
-        << "keeping the input (force=true, or braidc --force-overlap, "
-           "applies it anyway)";
-  } else {
-    if (slower)
-      target->emitRemark(pass)
-          << ": " << what << " is estimated slower than its input on " << hw
-          << llvm::formatv(" ({0:F1} us against {1:F1} us, {2:F2}x); "
-                           "applied because it was forced",
-                           *after * 1e6, *before * 1e6, *after / *before);
+  if (slower) {
+    std::string estimates =
+        llvm::formatv("{0}: {1} is estimated slower than its input on {2} "
+                      "({3:F1} us against {4:F1} us, {5:F2}x); ",
+                      pass, what, hw, *after * 1e6, *before * 1e6,
+                      *after / *before);
+    if (keep)
+      original.emitWarning(estimates +
+                           "keeping the input (force=true, or braidc "
+                           "--force-overlap, applies it anyway)");
+    else
+      original.emitRemark(estimates + "applied because it was forced");
+  }
+  if (!keep) {
     // Take the transformed function's body (the function op itself stays,
     // so callers' handles to it stay valid) and the attributes the
     // transformation set on it and on the module.
-    auto original = cast<func::FuncOp>(target);
     auto transformed = copy->lookupSymbol<func::FuncOp>(function);
     original.getBody().takeBody(transformed.getBody());
     original->setAttrs(transformed->getAttrDictionary());
     module->setAttrs((*copy)->getAttrDictionary());
   }
   if (known) {
-    if (auto f = dyn_cast_or_null<func::FuncOp>(target))
-      setBaseline(f, hw, *before);
+    setBaseline(original, hw, *before);
     SmallVector<CandidateEstimate> table(2);
     table[0].name = "input";
     table[0].seconds = *before;
