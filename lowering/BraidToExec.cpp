@@ -522,10 +522,17 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
       return set.emitOpError("sets weight '")
              << set.getName() << "', which the step never reads";
     for (GetWeightOp read : reads) {
-      if (read.getType() != set.getValue().getType())
+      if (read.getType() != set.getValue().getType() || read.getBlock() ||
+          read.getMeshAttr() != set.getMeshAttr() ||
+          read.getShardingAttr() != set.getShardingAttr())
         return set.emitOpError("sets weight '")
-               << set.getName() << "' whole, but it is read as "
-               << read.getType() << " (a block or a shard)";
+               << set.getName() << "' as " << set.getValue().getType()
+               << (set.getSharding() ? " (a shard)" : " (whole)")
+               << ", but it is read as " << read.getType()
+               << (read.getBlock()      ? " (a block)"
+                   : read.getSharding() ? " (a shard)"
+                                        : " (whole)")
+               << ": a state weight is stored one way";
       if (bufferOf(read.getResult()) == bufferOf(set.getValue()))
         continue;
       int64_t bytes = getNumBytes(set.getValue());

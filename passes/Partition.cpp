@@ -116,16 +116,36 @@ static std::optional<FactorSplit> splitOfShard(const DimensionMapping &mapping,
 struct Routing {
   Value choices;
   int64_t within = 1;
+  /// The dimension of the value that holds the slots.
+  int64_t dim = -1;
 };
 
 class AxisPartitioner {
 public:
+  /// `storedSharded`: state weights to load sharded before anything else
+  /// (a previous attempt found them set sharded; see run()).
   AxisPartitioner(func::FuncOp function, MeshOp mesh, AxisStrategy strategy,
-                  bool allowReplicated)
+                  bool allowReplicated,
+                  const llvm::MapVector<StringAttr, Shard> &storedSharded)
       : function(function), mesh(mesh), strategy(std::move(strategy)),
-        allowReplicated(allowReplicated), builder(function.getContext()) {}
+        allowReplicated(allowReplicated), storedSharded(storedSharded),
+        builder(function.getContext()) {}
 
+  /// Partitions the function along the axis. State weights (training) are
+  /// stored the way the step reads them: a parameter that a column-parallel
+  /// matmul reads first is loaded, updated and stored sharded. A state
+  /// weight read whole but set from a sharded value (an optimizer moment,
+  /// read only by the update) is listed in `wantedSharded()`; the caller
+  /// then partitions the original function again with those weights in
+  /// `storedSharded`, so that they too stay sharded instead of being
+  /// gathered at every step.
   LogicalResult run();
+  /// Says what ran whole, or that nothing was partitioned (an error unless
+  /// replication was accepted). Once, after the last run().
+  LogicalResult report();
+  const llvm::MapVector<StringAttr, Shard> &wantedSharded() const {
+    return wantSharded;
+  }
 
 private:
   int64_t size() const { return strategy.size; }
@@ -157,6 +177,16 @@ private:
     auto it = sliceSource.find(v);
     return it == sliceSource.end() ? v : it->second;
   }
+  /// The expert choices `v` holds, to compare routings: its root, seen
+  /// through reshapes. The gradients read [T, k] choices as one (token,
+  /// choice) pair per row, [T * k, 1]; a dispatch fills slots in the
+  /// row-major order of the choices, which a reshape keeps, and a block of
+  /// tokens is the same block of pairs.
+  Value choicesOf(Value v) const {
+    for (v = rootOf(v); auto reshape = v.getDefiningOp<ReshapeOp>();)
+      v = rootOf(reshape.getInput());
+    return v;
+  }
 
   /// `v` reshaped so that every dimension `d` listed in `outers` becomes
   /// [outers[d], size / outers[d]] (only where outers[d] > 1), before
@@ -183,6 +213,15 @@ private:
   FailureOr<Value> replicate(Value v, Operation *user);
   /// This rank's index along the axis times `block`, before `user`.
   Value blockOffset(int64_t block, Operation *user);
+  /// Whether `v` is a weight that `user` reads before anything else does:
+  /// read only there, or a whole read of a state weight (the training
+  /// step's parameters, read by the forward pass, the backward pass and the
+  /// update) whose first reader is `user`.
+  bool readFirstBy(Value v, Operation *user);
+  /// Makes the read `weight` load this rank's block `want` on this axis.
+  void loadSharded(GetWeightOp weight, Shard want);
+  /// Gives a state weight its next value, stored as it is read.
+  LogicalResult partitionSetWeight(SetWeightOp set);
 
   /// Whether `split` of `op` can be computed in blocks on this axis.
   bool usable(Operation *op, const DimensionMapping &mapping,
@@ -196,13 +235,14 @@ private:
   std::optional<FactorSplit> carriedSplit(Operation *op,
                                           const DimensionMapping &mapping,
                                           unsigned i, Shard shard);
-  /// The operand of `op` that is a weight read only there, whole, which the
-  /// op contracts (the weight of a matmul), or -1.
+  /// The operand of `op` that is a weight read there first, whole, which
+  /// the op contracts (the weight of a matmul), or -1 (see readFirstBy).
   int contractedWeight(Operation *op, const DimensionMapping &mapping);
   /// Whether computing `value` sharded as `shard` pays: following it
   /// through the ops that can carry the split (parallel factors), it ends in
   /// a contraction or reduction over it (Megatron's row-parallel pair, an
-  /// all-reduce of a smaller partial) or a function result, never in an op
+  /// all-reduce of a smaller partial), a function result or a state
+  /// weight's next value, never in an op
   /// that needs it whole (which would gather it right back: a column-parallel
   /// projection feeding a LayerNorm or a router's top-k is better
   /// replicated). Looks ahead through consumers, so a producer's choice
@@ -229,7 +269,12 @@ private:
   MeshOp mesh;
   AxisStrategy strategy;
   bool allowReplicated;
+  const llvm::MapVector<StringAttr, Shard> &storedSharded;
   OpBuilder builder;
+  /// State weights read sharded on this axis, with how.
+  llvm::DenseMap<StringAttr, Shard> stateShards;
+  /// State weights read whole but set sharded (see run()).
+  llvm::MapVector<StringAttr, Shard> wantSharded;
   llvm::DenseMap<Value, Shard> sharded;
   /// Partial values and the combiner that completes each.
   llvm::DenseMap<Value, ReductionKind> partial;
@@ -436,22 +481,10 @@ FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
       return failure();
     return shardOn(*whole, want, user);
   }
-  // A weight read only here is loaded sharded.
+  // A weight read here first is loaded sharded.
   if (auto weight = v.getDefiningOp<GetWeightOp>();
-      weight && v.hasOneUse() && want.outer == 1) {
-    SmallVector<Attribute> entries;
-    if (ArrayAttr existing = weight.getShardingAttr())
-      entries.assign(existing.begin(), existing.end());
-    else
-      entries.assign(type.getRank(), builder.getArrayAttr({}));
-    SmallVector<Attribute> dimAxes(
-        cast<ArrayAttr>(entries[want.dim]).getValue());
-    dimAxes.push_back(builder.getStringAttr(strategy.axis));
-    entries[want.dim] = builder.getArrayAttr(dimAxes);
-    weight.setMeshAttr(meshRef());
-    weight.setShardingAttr(builder.getArrayAttr(entries));
-    v.setType(resize(type, want.dim, /*split=*/true));
-    setShard(v, want);
+      weight && readFirstBy(v, user) && want.outer == 1) {
+    loadSharded(weight, want);
     return v;
   }
   // Anything else: this rank's block, from its index along the axis.
@@ -460,6 +493,83 @@ FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
   sliceSource[slice] = rootOf(v);
   resharded[{v, want.dim, want.outer}] = slice;
   return slice;
+}
+
+/// Whether `weight` reads a whole `state` weight (no block).
+static bool readsWholeState(GetWeightOp weight) {
+  if (weight.getBlock())
+    return false;
+  auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+      weight, weight.getNameAttr());
+  return decl && decl.getState();
+}
+
+/// `entries` (a weight's sharding, or none) with `axis` appended to
+/// dimension `dim`'s axes.
+static ArrayAttr withAxis(Builder &b, ArrayAttr entries, int64_t rank,
+                          int64_t dim, StringRef axis) {
+  SmallVector<Attribute> all;
+  if (entries)
+    all.assign(entries.begin(), entries.end());
+  else
+    all.assign(rank, b.getArrayAttr({}));
+  SmallVector<Attribute> dimAxes(cast<ArrayAttr>(all[dim]).getValue());
+  dimAxes.push_back(b.getStringAttr(axis));
+  all[dim] = b.getArrayAttr(dimAxes);
+  return b.getArrayAttr(all);
+}
+
+bool AxisPartitioner::readFirstBy(Value v, Operation *user) {
+  auto weight = v.getDefiningOp<GetWeightOp>();
+  if (!weight || shardOf(v))
+    return false;
+  if (v.hasOneUse())
+    return *v.getUsers().begin() == user;
+  return readsWholeState(weight) &&
+         llvm::all_of(v.getUsers(), [&](Operation *other) {
+           return other == user || user->isBeforeInBlock(other);
+         });
+}
+
+void AxisPartitioner::loadSharded(GetWeightOp weight, Shard want) {
+  Value v = weight.getResult();
+  auto type = cast<RankedTensorType>(v.getType());
+  weight.setMeshAttr(meshRef());
+  weight.setShardingAttr(withAxis(builder, weight.getShardingAttr(),
+                                  type.getRank(), want.dim, strategy.axis));
+  v.setType(resize(type, want.dim, /*split=*/true));
+  setShard(v, want);
+  if (readsWholeState(weight))
+    stateShards[weight.getNameAttr().getAttr()] = want;
+}
+
+LogicalResult AxisPartitioner::partitionSetWeight(SetWeightOp set) {
+  Value value = set.getValue();
+  StringAttr name = set.getNameAttr().getAttr();
+  auto stored = stateShards.find(name);
+  if (stored == stateShards.end()) {
+    // Stored whole: the value is made whole. Where it was computed
+    // sharded, the weight is better stored sharded (asked of the caller).
+    if (std::optional<Shard> shard = shardOf(value);
+        shard && shard->outer == 1 && !routing.count(value))
+      wantSharded.insert({name, *shard});
+    FailureOr<Value> whole = replicate(value, set);
+    if (failed(whole))
+      return failure();
+    set.getValueMutable().assign(*whole);
+    return success();
+  }
+  if (partial.contains(value))
+    value = complete(value, set);
+  FailureOr<Value> local = shardOn(value, stored->second, set);
+  if (failed(local))
+    return failure();
+  set.getValueMutable().assign(*local);
+  auto type = cast<RankedTensorType>(value.getType());
+  set.setMeshAttr(meshRef());
+  set.setShardingAttr(withAxis(builder, set.getShardingAttr(), type.getRank(),
+                               stored->second.dim, strategy.axis));
+  return success();
 }
 
 std::string AxisPartitioner::whyNotUsable(Operation *op,
@@ -500,7 +610,7 @@ std::string AxisPartitioner::whyNotUsable(Operation *op,
       if (it == routing.end())
         return "its expert slots were not filled by this rank's tokens";
       bool sameChoices = llvm::any_of(op->getOperands(), [&](Value other) {
-        return rootOf(other) == it->second.choices;
+        return choicesOf(other) == it->second.choices;
       });
       if (!sameChoices)
         return "its expert slots were routed by other expert choices";
@@ -522,8 +632,7 @@ AxisPartitioner::carriedSplit(Operation *op, const DimensionMapping &mapping,
 int AxisPartitioner::contractedWeight(Operation *op,
                                       const DimensionMapping &mapping) {
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    if (operand.getDefiningOp<GetWeightOp>() && operand.hasOneUse() &&
-        !shardOf(operand) && !mapping.getContractionFactors(i).empty())
+    if (readFirstBy(operand, op) && !mapping.getContractionFactors(i).empty())
       return i;
   return -1;
 }
@@ -539,7 +648,8 @@ bool AxisPartitioner::splitPays(Value value, Shard shard, unsigned depth) {
   bool pays = true;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
-    if (isa<func::ReturnOp>(user))
+    // A state weight's next value is stored as it is computed.
+    if (isa<func::ReturnOp, SetWeightOp>(user))
       continue;
     auto it = mappings.find(user);
     if (it == mappings.end()) {
@@ -661,8 +771,25 @@ AxisPartitioner::chooseFactor(Operation *op, const DimensionMapping &mapping) {
     if (it == routing.end())
       continue;
     if (std::optional<FactorSplit> split =
-            carriedSplit(op, mapping, i, *shardOf(operand)))
+            carriedSplit(op, mapping, i, *shardOf(operand))) {
+      // Where another operand is split by a parallel factor that the slots
+      // also have (an expert-parallel weight: the experts), the slots move
+      // to it (the all-to-all that the forward pass made already) rather
+      // than the weight being gathered to every rank's slots, or an expert
+      // weight's gradient being contracted over the slots into a partial
+      // sum of the whole weight.
+      for (auto [j, other] : llvm::enumerate(op->getOperands()))
+        if (std::optional<Shard> shard = shardOf(other);
+            shard && j != i)
+          if (std::optional<FactorSplit> parallel =
+                  carriedSplit(op, mapping, j, *shard);
+              parallel &&
+              mapping.getFactors()[parallel->factor].kind ==
+                  FactorKind::Parallel &&
+              shardOfSplit(mapping, mapping.getOperands()[i], *parallel))
+            return *parallel;
       return *split;
+    }
     for (auto [g, factor] : llvm::enumerate(mapping.getFactors()))
       if (factor.kind == FactorKind::Routed &&
           usable(op, mapping, FactorSplit{(int)g, it->second.within}))
@@ -708,6 +835,7 @@ AxisPartitioner::chooseFactor(Operation *op, const DimensionMapping &mapping) {
     for (auto [i, operand] : llvm::enumerate(op->getOperands()))
       if (auto constant = operand.getDefiningOp<ConstantOp>();
           constant && getNumElements(operand) > 1 &&
+          isa<FloatType>(getElementTypeOrSelf(operand.getType())) &&
           !mapping.getContractionFactors(i).empty()) {
         leftWhole(op, "it contracts an inline constant, not a weight");
         break;
@@ -745,6 +873,8 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   }
   if (isa<GetWeightOp, ConstantOp, RankOp>(op))
     return success();
+  if (auto set = dyn_cast<SetWeightOp>(op))
+    return partitionSetWeight(set);
   auto hasTensor = [](TypeRange types) {
     return llvm::any_of(types, llvm::IsaPred<RankedTensorType>);
   };
@@ -854,14 +984,23 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   }
 
   // Results: sharded where the factor is, partial for a reduction.
+  // Routing tokens fills slots (a dispatch); reading slots back into
+  // tokens (a combine), or contracting them (an expert weight's gradient),
+  // ends the routing: a result holds slots where it has a slot factor.
   std::optional<Routing> routedBy;
-  if (factor->kind == FactorKind::Routed)
-    routedBy = Routing{rootOf(op->getOperand(*factor->routedBy)),
+  SmallVector<unsigned> slotFactors;
+  if (factor->kind == FactorKind::Routed) {
+    routedBy = Routing{choicesOf(op->getOperand(*factor->routedBy)),
                        chosen.within};
+    slotFactors.push_back(*factor->routesTo);
+  }
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
     if (auto it = routing.find(operand);
-        it != routing.end() && factor->kind != FactorKind::Routed)
+        it != routing.end() && factor->kind != FactorKind::Routed) {
       routedBy = it->second;
+      llvm::append_range(slotFactors,
+                         mapping.getOperands()[i][it->second.dim]);
+    }
   for (auto [r, result] : llvm::enumerate(op->getResults())) {
     if (std::optional<Shard> shard = shardIn(mapping.getResults()[r]))
       setShard(result, *shard);
@@ -873,14 +1012,17 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
       partial[result] = *factor->combiner;
       partitionedSomething = true;
     }
-    // Routing tokens fills slots (a dispatch); reading slots back into
-    // tokens (a combine) ends the routing.
-    bool holdsSlots =
-        factor->kind != FactorKind::Routed ||
-        shardOfSplit(mapping, mapping.getResults()[r],
-                     FactorSplit{(int)*factor->routesTo, 1});
-    if (routedBy && holdsSlots)
-      routing[result] = *routedBy;
+    if (!routedBy || !shardOf(result))
+      continue;
+    for (auto [d, dimFactors] : llvm::enumerate(mapping.getResults()[r]))
+      if (llvm::any_of(dimFactors, [&](unsigned f) {
+            return llvm::is_contained(slotFactors, f);
+          })) {
+        Routing slots = *routedBy;
+        slots.dim = d;
+        routing[result] = slots;
+        break;
+      }
   }
   return honourReplicatedAnnotation(op);
 }
@@ -946,6 +1088,20 @@ LogicalResult AxisPartitioner::seedArguments() {
 }
 
 LogicalResult AxisPartitioner::run() {
+  // A state weight has one layout: its whole reads become one read, which
+  // is loaded sharded or whole for every reader (and its set agrees).
+  llvm::DenseMap<StringAttr, GetWeightOp> stateReads;
+  for (Operation &op : llvm::make_early_inc_range(function.getBody().front())) {
+    auto weight = dyn_cast<GetWeightOp>(&op);
+    if (!weight || weight.getSharding() || !readsWholeState(weight))
+      continue;
+    auto [it, first] =
+        stateReads.insert({weight.getNameAttr().getAttr(), weight});
+    if (first)
+      continue;
+    weight.getResult().replaceAllUsesWith(it->second.getResult());
+    weight.erase();
+  }
   SmallVector<Operation *> ops;
   for (Operation &op : function.getBody().front())
     ops.push_back(&op);
@@ -961,6 +1117,9 @@ LogicalResult AxisPartitioner::run() {
       tokenSequence = type.getDimSize(1);
       break;
     }
+  for (auto [name, shard] : storedSharded)
+    if (GetWeightOp read = stateReads.lookup(name))
+      loadSharded(read, shard);
   if (failed(seedArguments()))
     return failure();
   for (Operation *op : ops)
@@ -969,7 +1128,10 @@ LogicalResult AxisPartitioner::run() {
   function.setType(FunctionType::get(
       function.getContext(), function.getArgumentTypes(),
       function.getBody().front().getTerminator()->getOperandTypes()));
+  return success();
+}
 
+LogicalResult AxisPartitioner::report() {
   // Partitioning never does less than asked without saying so: every op
   // the strategy wanted split and could not is named, and an axis that
   // splits nothing at all is an error unless replication was accepted.
@@ -1155,9 +1317,29 @@ void PartitionPass::runOnOperation() {
     return signalPassFailure();
 
   for (const AxisStrategy &strategy : strategies) {
-    AxisPartitioner partitioner(function, mesh, strategy, allowReplicated);
-    if (failed(partitioner.run()))
-      return signalPassFailure();
+    // State weights set sharded but read whole are stored sharded on a
+    // second attempt (see AxisPartitioner::run); each attempt can only add
+    // weights, so this ends.
+    llvm::MapVector<StringAttr, Shard> storedSharded;
+    while (true) {
+      func::FuncOp original = function.clone();
+      AxisPartitioner partitioner(function, mesh, strategy, allowReplicated,
+                                  storedSharded);
+      LogicalResult status = partitioner.run();
+      bool again = false;
+      if (succeeded(status))
+        for (auto [name, shard] : partitioner.wantedSharded())
+          again |= storedSharded.insert({name, shard}).second;
+      if (!again) {
+        original.erase();
+        if (failed(status) || failed(partitioner.report()))
+          return signalPassFailure();
+        break;
+      }
+      function.getBody().takeBody(original.getBody());
+      function.setType(original.getFunctionType());
+      original.erase();
+    }
   }
   // Annotations are requests to this pass; the program no longer needs them.
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)

@@ -1325,13 +1325,19 @@ LogicalResult MoeDispatchOp::verify() {
 /// Whether routing `experts [T, k]` into `capacity` slots per expert can
 /// never drop a pair, for every block of tokens: true when the capacity holds
 /// every pair, or holds every token and the experts of a token are distinct
-/// (top-k routing).
+/// (top-k routing), also read as one (token, choice) pair per row (a
+/// reshape of top-k's [T, k] choices, as the gradients read them: an expert
+/// still gets at most one pair per token).
 static bool neverDropsPairs(Value experts, int64_t capacity) {
   auto type = cast<RankedTensorType>(experts.getType());
   int64_t tokens = type.getDimSize(0), choices = type.getDimSize(1);
   if (capacity >= tokens * choices)
     return true;
-  return capacity >= tokens && experts.getDefiningOp<RouterTopKOp>();
+  Value chosen = experts;
+  while (auto reshape = chosen.getDefiningOp<ReshapeOp>())
+    chosen = reshape.getInput();
+  return chosen.getDefiningOp<RouterTopKOp>() &&
+         capacity >= cast<RankedTensorType>(chosen.getType()).getDimSize(0);
 }
 
 DimensionMapping MoeDispatchOp::getDimensionMapping() {

@@ -82,6 +82,43 @@ void RankOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) {
 // GetWeightOp
 //===----------------------------------------------------------------------===//
 
+/// Divides `shape` (a weight's, or its block's) by the sharding `sharding`
+/// over `meshRef` that `op` reads or writes it with: this rank's slice. Both
+/// or neither must be given; `dimension` names what `shape` is in errors.
+static LogicalResult shardShape(Operation *op,
+                                SymbolTableCollection &symbolTable,
+                                FlatSymbolRefAttr meshRef, ArrayAttr sharding,
+                                StringRef dimension,
+                                SmallVectorImpl<int64_t> &shape) {
+  if (!sharding && !meshRef)
+    return success();
+  if (!sharding || !meshRef)
+    return op->emitOpError("needs both a mesh and a sharding");
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+  if (!mesh)
+    return op->emitOpError("'") << meshRef.getValue() << "' is not a braid.mesh";
+  if (sharding.size() != shape.size())
+    return op->emitOpError("sharding has ")
+           << sharding.size() << " entries for a weight of rank "
+           << shape.size();
+  for (auto [d, entry] : llvm::enumerate(sharding)) {
+    auto axes = dyn_cast<ArrayAttr>(entry);
+    if (!axes || !llvm::all_of(axes, [&](Attribute a) {
+          auto name = dyn_cast<StringAttr>(a);
+          return name && mesh.getAxisIndex(name.getValue());
+        }))
+      return op->emitOpError("sharding entry ")
+             << d << " must list axes of mesh '" << mesh.getSymName() << "'";
+    int64_t parts = mesh.getGroupSize(axes);
+    if (shape[d] % parts != 0)
+      return op->emitOpError(dimension)
+             << d << " of size " << shape[d] << " does not divide over "
+             << parts << " ranks";
+    shape[d] /= parts;
+  }
+  return success();
+}
+
 LogicalResult GetWeightOp::verify() {
   if (getOffsets().has_value() != getBlock().has_value())
     return emitOpError("needs both a block and its offsets, or neither");
@@ -98,10 +135,17 @@ SetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("weight '")
            << getName() << "' is not declared `state`: only state weights "
            << "change between calls";
-  if (getValue().getType() != weight.getTensorType())
+  SmallVector<int64_t> expected(weight.getTensorType().getShape());
+  if (failed(shardShape(*this, symbolTable, getMeshAttr(), getShardingAttr(),
+                        "dimension ", expected)))
+    return failure();
+  if (ArrayRef<int64_t>(expected) != getValue().getType().getShape() ||
+      weight.getTensorType().getElementType() !=
+          getValue().getType().getElementType())
     return emitOpError("value of type ")
-           << getValue().getType() << " for weight '" << getName()
-           << "' of type " << weight.getTensorType();
+           << getValue().getType() << " for "
+           << (getSharding() ? "this rank's slice of " : "") << "weight '"
+           << getName() << "' of type " << weight.getTensorType();
   return success();
 }
 
@@ -133,34 +177,11 @@ GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     }
     read = RankedTensorType::get(*block, declared.getElementType());
   }
-  StringRef dimension = getBlock() ? "block dimension " : "dimension ";
   SmallVector<int64_t> expected(read.getShape());
-  if (getSharding() || getMesh()) {
-    if (!getSharding() || !getMesh())
-      return emitOpError("needs both a mesh and a sharding");
-    auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
-    if (!mesh)
-      return emitOpError("'") << *getMesh() << "' is not a braid.mesh";
-    if (getSharding()->size() != expected.size())
-      return emitOpError("sharding has ")
-             << getSharding()->size() << " entries for a weight of rank "
-             << expected.size();
-    for (auto [d, entry] : llvm::enumerate(*getSharding())) {
-      auto axes = dyn_cast<ArrayAttr>(entry);
-      if (!axes || !llvm::all_of(axes, [&](Attribute a) {
-            auto name = dyn_cast<StringAttr>(a);
-            return name && mesh.getAxisIndex(name.getValue());
-          }))
-        return emitOpError("sharding entry ")
-               << d << " must list axes of mesh '" << mesh.getSymName() << "'";
-      int64_t parts = mesh.getGroupSize(axes);
-      if (expected[d] % parts != 0)
-        return emitOpError(dimension)
-               << d << " of size " << expected[d] << " does not divide over "
-               << parts << " ranks";
-      expected[d] /= parts;
-    }
-  }
+  if (failed(shardShape(*this, symbolTable, getMeshAttr(), getShardingAttr(),
+                        getBlock() ? "block dimension " : "dimension ",
+                        expected)))
+    return failure();
   if (ArrayRef<int64_t>(expected) != getResult().getType().getShape() ||
       declared.getElementType() != getResult().getType().getElementType()) {
     StringRef whole = getSharding() ? "this rank's slice of " : "the type ";

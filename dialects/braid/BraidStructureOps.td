@@ -149,14 +149,31 @@ def Braid_SetWeightOp : Braid_Op<"set_weight", [
     value it had when the call began, wherever they are. A training step
     ends with one `braid.set_weight` per parameter and optimizer moment.
 
+    With `sharded on @mesh [...]` (as on `braid.get_weight`) `value` is this
+    rank's slice of the weight: the partitioner stores a state weight split
+    over ranks where the step reads it split (tensor-parallel parameters and
+    their optimizer moments), and every read and set of the weight then
+    agree on that split.
+
     ```mlir
     braid.weight @w state : tensor<64x64xf32>
     ...
     braid.set_weight @w, %next : tensor<64x64xf32>
+    braid.set_weight @w, %mine sharded on @world [[], ["tp"]] : tensor<64x32xf32>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$name, Braid_Tensor:$value);
-  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+  let arguments = (ins FlatSymbolRefAttr:$name, Braid_Tensor:$value,
+                       OptionalAttr<FlatSymbolRefAttr>:$mesh,
+                       OptionalAttr<ArrayAttr>:$sharding);
+  let assemblyFormat = [{
+    $name `,` $value (`sharded` `on` $mesh^ $sharding)? attr-dict `:`
+    type($value)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::FlatSymbolRefAttr":$name, "::mlir::Value":$value), [{
+      build($_builder, $_state, name, value, nullptr, nullptr);
+    }]>
+  ];
 }
 
 def Braid_AsyncOp : Braid_Op<"async", [SingleBlock, NoRegionArguments,

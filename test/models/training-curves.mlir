@@ -68,14 +68,7 @@
 // RUN: tail -n +2 %t/second.csv > %t/second.rows
 // RUN: cat %t/first.csv %t/second.rows > %t/resumed.csv
 // RUN: diff %t/resumed.csv %t/gpt2.adamw.csv
-// Data parallel: the batch split over 2 ranks, gradients all-reduced; the
-// same losses (mpirun, every rank logs nothing but rank 0's file is read).
-// RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --clip-norm 0.5 --parallel dp=2 -o %t/gpt2.dp2.bplan --progress=false
-// RUN: env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 braid-run %t/gpt2.dp2.bplan --steps 20 --data %{data} --loss-log %t/gpt2.dp2.csv > /dev/null
-// RUN: %python %S/compare_losses.py %t/gpt2.dp2.csv %braid_src_root/examples/models/gpt2/training/losses_adamw_clip.csv | FileCheck %s
-// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 -o %t/llama.dp2.bplan --progress=false
-// RUN: env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 braid-run %t/llama.dp2.bplan --steps 20 --data %{data} --loss-log %t/llama.dp2.csv > /dev/null
-// RUN: %python %S/compare_losses.py %t/llama.dp2.csv %braid_src_root/examples/models/llama/training/losses_sgd.csv | FileCheck %s
+// Partitioned runs (dp, tp, ep under mpirun): train-parallel.mlir.
 // Selective recomputation changes where values live, not what is computed:
 // the same loss log, byte for byte.
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --recompute elementwise -o %t/llama.recompute.bplan --progress=false

@@ -3,12 +3,12 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: not braidc %braid_src_root/examples/models/mlp/model.onnx --train -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LOGITS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --lr 0.1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=NEEDS
-// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=PARALLEL
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,cp=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=PARALLEL
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --optimizer adam -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --betas 0.9 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BETAS
 // RUN: ls %t | count 0
 // LOGITS: error: braid-next-token-loss: the first result of @main is 'tensor<4x64xf32>', not [batch, sequence, vocabulary] float logits
 // NEEDS: error: --lr needs --train
-// PARALLEL: error: --train --parallel supports data parallelism (dp) only for now: 'tp=2' would shard trained weights
+// PARALLEL: error: --train --parallel supports dp, tp and ep for now: 'cp=2' (sequence parallelism) is not checked for training yet
 // OPTIMIZER: error: --optimizer must be sgd or adamw, not 'adam'
 // BETAS: error: --betas needs two numbers B1,B2, not '0.9'

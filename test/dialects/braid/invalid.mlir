@@ -162,6 +162,28 @@ func.func @get_weight_sharded_block_type() -> tensor<4x4xf32> {
 
 // -----
 
+// set_weight of a shard whose type is not this rank's slice.
+braid.mesh @world(tp = 2)
+braid.weight @w state : tensor<4x8xf32>
+func.func @set_weight_sharded_type(%v: tensor<4x8xf32>) {
+  // expected-error @+1 {{'braid.set_weight' op value of type 'tensor<4x8xf32>' for this rank's slice of weight 'w' of type 'tensor<4x8xf32>'}}
+  braid.set_weight @w, %v sharded on @world [[], ["tp"]] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// set_weight sharded over an axis the mesh does not have.
+braid.mesh @world(tp = 2)
+braid.weight @w state : tensor<4x8xf32>
+func.func @set_weight_sharded_axis(%v: tensor<4x4xf32>) {
+  // expected-error @+1 {{'braid.set_weight' op sharding entry 1 must list axes of mesh 'world'}}
+  braid.set_weight @w, %v sharded on @world [[], ["dp"]] : tensor<4x4xf32>
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // braid.async, braid.await, braid.yield
 //===----------------------------------------------------------------------===//

@@ -7,6 +7,8 @@ braid.mesh @world(dp = 2, tp = 4)
 // CHECK: braid.mesh @"odd mesh"(tp = 2)
 braid.mesh @"odd mesh"(tp = 2)
 // CHECK: braid.weight @c_attn : tensor<64x192xf32>
+braid.weight @m state : tensor<64x64xf32>
+braid.weight @n zeros state : tensor<64x64xf32>
 braid.weight @c_attn : tensor<64x192xf32>
 // CHECK: braid.weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
 braid.weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
@@ -42,6 +44,16 @@ func.func @weights() -> (tensor<64x192xf32>, tensor<64x48xf32>, tensor<64x64xf32
   // CHECK: braid.get_weight @c_attn block [64, 64] at [0, 128] sharded on @world {{\[\[}}"dp"], ["tp"]] : tensor<32x16xf32>
   %bs = braid.get_weight @c_attn block [64, 64] at [0, 128] sharded on @world [["dp"], ["tp"]] : tensor<32x16xf32>
   return %w, %s, %b, %bs : tensor<64x192xf32>, tensor<64x48xf32>, tensor<64x64xf32>, tensor<32x16xf32>
+}
+
+// A state weight set whole and set as this rank's shard.
+// CHECK-LABEL: func @set_weights
+func.func @set_weights(%w: tensor<64x64xf32>, %s: tensor<64x16xf32>) {
+  // CHECK: braid.set_weight @m, %{{.*}} : tensor<64x64xf32>
+  braid.set_weight @m, %w : tensor<64x64xf32>
+  // CHECK: braid.set_weight @n, %{{.*}} sharded on @world {{\[\[}}], ["tp"]] : tensor<64x16xf32>
+  braid.set_weight @n, %s sharded on @world [[], ["tp"]] : tensor<64x16xf32>
+  return
 }
 
 // CHECK-LABEL: func @elementwise

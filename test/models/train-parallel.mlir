@@ -1,0 +1,27 @@
+// Partitioned training: 20 steps of SGD with momentum and of AdamW with
+// global-norm clipping on GPT-2, LLaMA and Mixtral with --parallel dp=2,
+// tp=2, dp=2,tp=2 (and ep=2 for Mixtral) under mpirun give PyTorch's
+// one-device losses (2e-4 relative per step), with every tensor- or
+// expert-parallel run storing trained weights sharded; AdamW with tp=2 on
+// the other example models, and ep=2 on the TorchScript Qwen2-MoE.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,tp=2,dp=2;tp=2,ep=2" | FileCheck %s --check-prefix=MAIN
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2_sdpa,qwen2_dynamo,qwen2_torchscript,phi3_dynamo,phi3_torchscript,opt_dynamo,opt_torchscript,bert_torchscript,qwen2moe_torchscript --optimizers adamw --configs "tp=2,ep=2" | FileCheck %s --check-prefix=OTHERS
+// MAIN: PASS: 20 runs
+// OTHERS: PASS: 10 runs
+//
+// Resume under tp=2: steps 0-9 saved, then 10-19 from that checkpoint, give
+// the uninterrupted run's losses byte for byte; the checkpoint holds every
+// parameter whole (gathered), so one rank resumes from it too and stays on
+// PyTorch's curve.
+// RUN: %mpirun -n 2 braid-run %t/llama.adamw_clip.tp=2.bplan --steps 10 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/first.csv --save %t/step10.safetensors > /dev/null
+// RUN: %mpirun -n 2 braid-run %t/llama.adamw_clip.tp=2.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/second.csv --resume %t/step10.safetensors > /dev/null
+// RUN: tail -n +2 %t/second.csv > %t/second.rows
+// RUN: cat %t/first.csv %t/second.rows > %t/resumed.csv
+// RUN: diff %t/resumed.csv %t/llama.adamw_clip.tp=2.csv
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --clip-norm 0.5 -o %t/llama.one.bplan --progress=false
+// RUN: braid-run %t/llama.one.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/one.csv --resume %t/step10.safetensors > /dev/null
+// RUN: head -n 1 %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv > %t/last10.csv
+// RUN: tail -n 10 %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv >> %t/last10.csv
+// RUN: %python %S/compare_losses.py %t/one.csv %t/last10.csv | FileCheck %s --check-prefix=ONE
+// ONE: PASS: 10 steps

@@ -1,0 +1,106 @@
+"""Partitioned training against one rank's losses (and PyTorch's).
+
+    train_parallel.py WORKDIR [--models a,b] [--configs c,d] [--mpirun CMD]
+
+For every example model and optimizer with a PyTorch loss curve
+(examples/models/MODEL/training/losses_OPT.csv), compiles the training step
+with `braidc --train --parallel P` for each mesh P (dp=2, tp=2, dp=2,tp=2,
+and ep=2 for models with experts), runs 20 steps under mpirun on as many
+ranks as P has, and compares rank 0's loss log with the reference (2e-4
+relative per step, compare_losses.py). The sharded plans are also checked to
+store every tensor-parallel parameter sharded: a mesh that partitions no
+trained weight would not be tensor parallel training at all.
+
+Prints one line per run and `PASS: N runs` at the end; exits 1 at the first
+failure, with the command that failed.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(ROOT, "examples", "data", "gpl3.bin")
+
+# The options each reference curve was made with (make_training_reference.py).
+OPTIMIZERS = {
+    "sgd": ["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9"],
+    "adamw": ["--optimizer", "adamw", "--lr", "1e-3", "--betas", "0.9,0.95",
+              "--eps", "1e-8", "--weight-decay", "0.1"],
+    "adamw_clip": ["--optimizer", "adamw", "--lr", "1e-3", "--betas",
+                   "0.9,0.95", "--eps", "1e-8", "--weight-decay", "0.1",
+                   "--clip-norm", "0.5"],
+}
+
+
+def ranks_of(parallel):
+    n = 1
+    for item in parallel.split(","):
+        n *= int(item.split("=")[1])
+    return n
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print("FAIL: " + " ".join(cmd))
+        print(r.stdout + r.stderr)
+        sys.exit(1)
+    return r.stdout
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("workdir")
+    p.add_argument("--models", default="gpt2,llama,mixtral")
+    p.add_argument("--configs", default="dp=2,tp=2,dp=2;tp=2,ep=2",
+                   help="comma-separated meshes; ';' joins axes of one mesh")
+    p.add_argument("--optimizers", default="sgd,adamw_clip")
+    p.add_argument("--mpirun", default="mpirun")
+    p.add_argument("--bin", default="")
+    a = p.parse_args()
+    tool = lambda name: os.path.join(a.bin, name) if a.bin else name
+    os.makedirs(a.workdir, exist_ok=True)
+    passed = 0
+    for model in a.models.split(","):
+        onnx = os.path.join(ROOT, "examples", "models", model, "model.onnx")
+        moe = "moe" in model or model == "mixtral"
+        for opt in a.optimizers.split(","):
+            reference = os.path.join(ROOT, "examples", "models", model,
+                                     "training", f"losses_{opt}.csv")
+            if not os.path.exists(reference):
+                continue
+            for config in a.configs.split(","):
+                parallel = config.replace(";", ",")
+                if parallel.startswith("ep") and not moe:
+                    continue
+                name = f"{model}.{opt}.{parallel.replace(',', '_')}"
+                plan = os.path.join(a.workdir, name + ".bplan")
+                log = os.path.join(a.workdir, name + ".csv")
+                ir = os.path.join(a.workdir, name + ".mlir")
+                common = [tool("braidc"), onnx, "--train", *OPTIMIZERS[opt],
+                          "--parallel", parallel, "--progress=false"]
+                run(common + ["-o", plan])
+                run(common + ["--emit=braid", "-o", ir])
+                text = open(ir).read()
+                sharded_sets = len(re.findall(r"braid\.set_weight .* sharded on",
+                                              text))
+                if ("tp" in parallel or "ep" in parallel) and sharded_sets == 0:
+                    print(f"FAIL: {name}: no state weight is stored sharded")
+                    sys.exit(1)
+                run(a.mpirun.split() + ["-n", str(ranks_of(parallel)),
+                                        tool("braid-run"), plan, "--steps",
+                                        "20", "--data", DATA, "--loss-log",
+                                        log])
+                out = run([sys.executable, os.path.join(HERE,
+                                                        "compare_losses.py"),
+                           log, reference]).strip()
+                print(f"{name}: {sharded_sets} sharded state weights, {out}")
+                passed += 1
+    print(f"PASS: {passed} runs")
+
+
+if __name__ == "__main__":
+    main()
