@@ -299,13 +299,10 @@ struct DominoPass : public mlir::braid::impl::BraidDominoBase<DominoPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> functions =
-        selectUnscheduledFunctions(module, functionName, "braid-domino");
-    if (failed(functions))
-      return signalPassFailure();
-    for (func::FuncOp function : *functions)
-      if (failed(runOn(module, function.getSymName())))
-        return signalPassFailure();
+    if (failed(forEachUnscheduledFunction(
+            module, functionName, "braid-domino",
+            [&](func::FuncOp function) { return runOn(module, function.getSymName()); })))
+      signalPassFailure();
   }
 
   LogicalResult runOn(ModuleOp module, StringRef name) {
@@ -381,13 +378,10 @@ struct SeqPipelinePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> functions =
-        selectUnscheduledFunctions(module, functionName, "braid-seq-pipeline");
-    if (failed(functions))
-      return signalPassFailure();
-    for (func::FuncOp function : *functions)
-      if (failed(runOn(module, function)))
-        return signalPassFailure();
+    if (failed(forEachUnscheduledFunction(
+            module, functionName, "braid-seq-pipeline",
+            [&](func::FuncOp function) { return runOn(module, function); })))
+      signalPassFailure();
   }
 
   LogicalResult runOn(ModuleOp module, func::FuncOp function) {
@@ -472,13 +466,10 @@ struct OverlapAutoPass
   using BraidOverlapAutoBase::BraidOverlapAutoBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> functions =
-        selectUnscheduledFunctions(module, functionName, "braid-overlap-auto");
-    if (failed(functions))
-      return signalPassFailure();
-    for (func::FuncOp function : *functions)
-      if (failed(runOn(module, function)))
-        return signalPassFailure();
+    if (failed(forEachUnscheduledFunction(
+            module, functionName, "braid-overlap-auto",
+            [&](func::FuncOp function) { return runOn(module, function); })))
+      signalPassFailure();
   }
 
   LogicalResult runOn(ModuleOp module, func::FuncOp function) {

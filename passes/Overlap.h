@@ -35,6 +35,12 @@ LogicalResult applyComet(ModuleOp module, int64_t combineChunks);
 LogicalResult applyAttention2D(ModuleOp module, StringRef axis, int64_t rows,
                                int64_t columns);
 
+/// DDP's gradient buckets: the all-reduces of @`function` (every function
+/// with a body when empty) in the order their operands are produced, fused
+/// into buckets of at most `bucketBytes` (braid-buckets).
+LogicalResult applyBuckets(ModuleOp module, StringRef function,
+                           int64_t bucketBytes);
+
 /// The estimated makespan (seconds) of a scheduled copy of @`function` of
 /// `module` (of every function with a body when `function` is empty).
 FailureOr<double> estimateScheduled(ModuleOp module, const CostModel &model,

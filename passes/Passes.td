@@ -374,6 +374,46 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidBuckets : Pass<"braid-buckets", "::mlir::ModuleOp"> {
+  let summary = "Groups all-reduces into buckets in the order their operands "
+                "are produced (DDP's gradient buckets, at compile time)";
+  let description = [{
+    Takes the all-reduces of a function in the order their operands are
+    produced (in a training step under `dp`: the weight gradients, which the
+    backward pass produces last layer first, while the partitioner places
+    their all-reduces where the update reads them) and groups them, in that
+    order, into buckets of at most `mib` MiB: all-reduces of one mesh axis
+    group, reduction and element type, whose results are all read after the
+    bucket's last operand exists. Each bucket becomes one all-reduce of the
+    concatenated (flattened) operands, right after its last operand is
+    produced, and slices of its result; a bucket of one is only moved there.
+    `braid-schedule` then issues every bucket as soon as it is complete and
+    awaits it where the update reads it, so the gradients of the last layers
+    move while the backward pass computes the first layers'. The result is
+    the same values (the reduction is elementwise).
+
+    `mib=auto` (or `0`) weighs, on the cost model of hardware profile `hw`,
+    no fusion (each all-reduce alone, in production order), 64 KiB, 256
+    KiB, 1, 4, 16 and 64 MiB, and one bucket for everything, and keeps the
+    fastest scheduled result (recorded as `braid.bucket_bytes` and for
+    `--explain`). A fixed size is estimated too: when the cost model says
+    the result is slower than the input, the input is kept with a warning
+    (`force=true` applies it anyway). Its input must not be scheduled yet.
+  }];
+  let options = [
+    Option<"mib", "mib", "::mlir::braid::AutoCount", /*default=*/"0",
+           "Bucket size in MiB, or auto: chosen by the cost model">,
+    Option<"force", "force", "bool", /*default=*/"false",
+           "Apply a fixed size even when the cost model estimates the "
+           "result slower than the input">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile of the cost model">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"\"",
+           "The function to transform (default: every function with a body)">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
   let summary = "Issues collectives early and awaits them late (latency hiding)";
   let description = [{

@@ -29,6 +29,7 @@ constexpr StepSpelling kStepSpellings[] = {
     {OverlapStep::Kind::Attention2D, "attention-2d", false},
     {OverlapStep::Kind::Schedule, "schedule", false},
     {OverlapStep::Kind::Auto, "auto", false},
+    {OverlapStep::Kind::Buckets, "buckets", true},
 };
 
 const StepSpelling &spellingOf(OverlapStep::Kind kind) {
@@ -107,7 +108,7 @@ bool llvm::cl::parser<OverlapStep>::parse(Option &option, StringRef argName,
                         "domino-columns[=K|auto], domino-both[=K|auto], "
                         "seq[=K|auto], seq-at=P[:P...], "
                         "comet[=K|auto], ring, attention-2d[=RxC|auto], "
-                        "schedule, auto");
+                        "buckets[=MiB|auto], schedule, auto");
   value = *step;
   return false;
 }
@@ -208,6 +209,13 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
       addTimedPass(pm, createBraidOverlapAuto, BraidOverlapAutoOptions(),
                    options.hw);
       break;
+    case OverlapStep::Kind::Buckets: {
+      BraidBucketsOptions buckets;
+      buckets.mib = step.chunks;
+      buckets.force = options.force;
+      addTimedPass(pm, createBraidBuckets, buckets, options.hw);
+      break;
+    }
     }
   }
   addTimedPass(pm, createBraidSchedule, BraidScheduleOptions(), options.hw);
@@ -290,13 +298,23 @@ parseParallel(StringRef parallel, ParallelPipelineOptions &options,
 LogicalResult mlir::braid::buildDriverPipeline(
     OpPassManager &pm, const DriverPipelineOptions &options,
     llvm::function_ref<LogicalResult(const Twine &)> emitError) {
+  // A data-parallel training step buckets its gradient all-reduces by
+  // default (DDP); `none` asks for the synchronous program.
+  std::string overlapText = options.overlap;
+  if (overlapText.empty() && options.train.enabled &&
+      llvm::any_of(llvm::split(options.parallel, ','), [](StringRef axis) {
+        return axis.trim().starts_with("dp");
+      }))
+    overlapText = "buckets=auto";
+  if (StringRef(overlapText).trim() == "none")
+    overlapText.clear();
   // `balance` is spelled with the overlap choices but reorders the
   // single-device program: braid-parallel-pipeline runs it.
   SmallVector<StringRef> steps;
   bool balance = false;
-  if (!options.overlap.empty()) {
+  if (!overlapText.empty()) {
     SmallVector<StringRef> items;
-    StringRef(options.overlap).split(items, ',');
+    StringRef(overlapText).split(items, ',');
     for (StringRef item : items) {
       if (item.trim() == "balance")
         balance = true;
@@ -309,10 +327,15 @@ LogicalResult mlir::braid::buildDriverPipeline(
     if (train.optimizer != "sgd" && train.optimizer != "adamw")
       return emitError("--optimizer must be sgd or adamw, not '" +
                        train.optimizer + "'");
-    if (!options.overlap.empty())
-      return emitError("--train compiles training steps without overlap "
-                       "passes for now: --overlap is not supported with it "
-                       "yet");
+    // Buckets and scheduling are exact rewrites of the step; the chunking
+    // passes are not checked on training steps yet.
+    for (StringRef step : steps) {
+      StringRef name = step.split('=').first;
+      if (name != "buckets" && name != "schedule")
+        return emitError("--train supports --overlap buckets[=MiB|auto] and "
+                         "schedule for now: '" + step +
+                         "' is not checked on training steps yet");
+    }
     // Data, tensor and expert parallelism are checked against one rank's
     // losses (test/models/train-parallel.mlir); the sequence axes are not
     // yet.
@@ -365,27 +388,31 @@ LogicalResult mlir::braid::buildDriverPipeline(
       return emitError("--pipeline '" + extra + "': " + StringRef(error).trim());
   }
 
-  if (options.overlap.empty())
+  if (overlapText.empty())
     return success();
   OverlapPipelineOptions overlap;
   for (StringRef step : steps) {
     std::optional<OverlapStep> parsed = OverlapStep::parse(step);
     StringRef name = step.split('=').first;
     if (!parsed && name == "seq-at")
-      return emitError("--overlap '" + options.overlap + "': '" + step +
+      return emitError("--overlap '" + overlapText + "': '" + step +
                        "' needs split points P:P:... (positions >= 1)");
+    if (!parsed && step.contains('=') && name == "buckets")
+      return emitError("--overlap '" + overlapText + "': '" + step +
+                       "' needs a bucket size in MiB >= 0 or auto");
     if (!parsed && step.contains('=') &&
         llvm::is_contained({"domino", "domino-columns", "domino-both", "seq",
                             "comet"},
                            name))
-      return emitError("--overlap '" + options.overlap + "': '" + step +
+      return emitError("--overlap '" + overlapText + "': '" + step +
                        "' needs a chunk count >= 0 or auto");
     if (!parsed)
-      return emitError("--overlap '" + options.overlap + "': '" + step +
+      return emitError("--overlap '" + overlapText + "': '" + step +
                        "' is not one of domino[=K], domino-columns[=K], "
                        "domino-both[=K], seq[=K], seq-at=P[:P...], "
                        "comet[=K], balance, ring, attention-2d[=RxC], "
-                       "schedule, auto (K: a count or auto)");
+                       "buckets[=MiB], schedule, auto (K, MiB: a count or "
+                       "auto)");
     overlap.steps.push_back(*parsed);
   }
   overlap.hw = options.hw;

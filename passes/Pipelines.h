@@ -81,10 +81,11 @@ struct OverlapStep {
     Ring,
     Attention2D,
     Schedule,
-    Auto
+    Auto,
+    Buckets
   };
   Kind kind = Kind::Schedule;
-  /// The chunks of Domino, ISO and COMET.
+  /// The chunks of Domino, ISO and COMET; the bucket size in MiB.
   AutoCount chunks;
   /// `RxC` or `auto`, for ATTENTION2D.
   std::string grid = "auto";

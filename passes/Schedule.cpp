@@ -80,6 +80,19 @@ mlir::braid::selectUnscheduledFunctions(ModuleOp module, StringRef name,
   return functions;
 }
 
+LogicalResult mlir::braid::forEachUnscheduledFunction(
+    ModuleOp module, StringRef name, StringRef pass,
+    function_ref<LogicalResult(func::FuncOp)> body) {
+  FailureOr<SmallVector<func::FuncOp>> functions =
+      selectUnscheduledFunctions(module, name, pass);
+  if (failed(functions))
+    return failure();
+  for (func::FuncOp function : *functions)
+    if (failed(body(function)))
+      return failure();
+  return success();
+}
+
 LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                                             const CostModel &model,
                                             int64_t memoryLimit,

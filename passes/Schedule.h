@@ -33,6 +33,13 @@ FailureOr<SmallVector<func::FuncOp>> selectFunctions(ModuleOp module,
 FailureOr<SmallVector<func::FuncOp>>
 selectUnscheduledFunctions(ModuleOp module, StringRef name, StringRef pass);
 
+/// selectUnscheduledFunctions, then `body` on each function until one
+/// fails: the usual runOnOperation of a pass that rewrites synchronous
+/// collectives function by function.
+LogicalResult
+forEachUnscheduledFunction(ModuleOp module, StringRef name, StringRef pass,
+                           function_ref<LogicalResult(func::FuncOp)> body);
+
 /// Reorders `function`'s body and turns every synchronous collective into a
 /// braid.async on stream `stream` issued as early as its operands allow,
 /// with its braid.await right before the first op that reads it, so that

@@ -7,7 +7,17 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,tp=2,dp=2;tp=2,ep=2" | FileCheck %s --check-prefix=MAIN
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2_sdpa,qwen2_dynamo,qwen2_torchscript,phi3_dynamo,phi3_torchscript,opt_dynamo,opt_torchscript,bert_torchscript,qwen2moe_torchscript --optimizers adamw --configs "tp=2,ep=2" | FileCheck %s --check-prefix=OTHERS
+// Data-parallel runs above get braidc's default under --train: buckets
+// chosen by the cost model (on these tiny models: none fused, all-reduces
+// in backward order), then braid-schedule. One bucket of 1 MiB, forced:
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers adamw_clip --configs "dp=2,dp=2;tp=2" --extra "--overlap buckets=1 --force-overlap" --tag .bucket1 | FileCheck %s --check-prefix=BUCKETS
+// RUN: grep -c "braid.concat" %t/llama.adamw_clip.dp=2.bucket1.mlir | FileCheck %s --check-prefix=CONCAT
+// RUN: grep -c "braid.all_reduce" %t/llama.adamw_clip.dp=2.bucket1.mlir | FileCheck %s --check-prefix=ONE-BUCKET
 // MAIN: PASS: 20 runs
+// BUCKETS: PASS: 6 runs
+// CONCAT: {{[1-9][0-9]*}}
+// The loss's mean and one bucket of every gradient.
+// ONE-BUCKET: 2
 // OTHERS: PASS: 10 runs
 //
 // Resume under tp=2: steps 0-9 saved, then 10-19 from that checkpoint, give

@@ -1,6 +1,7 @@
 """Partitioned training against one rank's losses (and PyTorch's).
 
     train_parallel.py WORKDIR [--models a,b] [--configs c,d] [--mpirun CMD]
+                      [--extra 'BRAIDC FLAGS'] [--tag NAME]
 
 For every example model and optimizer with a PyTorch loss curve
 (examples/models/MODEL/training/losses_OPT.csv), compiles the training step
@@ -10,6 +11,10 @@ ranks as P has, and compares rank 0's loss log with the reference (2e-4
 relative per step, compare_losses.py). The sharded plans are also checked to
 store every tensor-parallel parameter sharded: a mesh that partitions no
 trained weight would not be tensor parallel training at all.
+
+Data-parallel runs get braidc's default for --train with dp (gradient
+buckets chosen by the cost model, then braid-schedule); --extra adds flags
+(a forced bucket size, --overlap none).
 
 Prints one line per run and `PASS: N runs` at the end; exits 1 at the first
 failure, with the command that failed.
@@ -60,6 +65,11 @@ def main():
     p.add_argument("--optimizers", default="sgd,adamw_clip")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--bin", default="")
+    p.add_argument("--extra", default="",
+                   help="more braidc flags for every run, e.g. "
+                        "'--overlap buckets=1 --force-overlap'")
+    p.add_argument("--tag", default="",
+                   help="added to the names of this invocation's files")
     a = p.parse_args()
     tool = lambda name: os.path.join(a.bin, name) if a.bin else name
     os.makedirs(a.workdir, exist_ok=True)
@@ -76,12 +86,13 @@ def main():
                 parallel = config.replace(";", ",")
                 if parallel.startswith("ep") and not moe:
                     continue
-                name = f"{model}.{opt}.{parallel.replace(',', '_')}"
+                name = f"{model}.{opt}.{parallel.replace(',', '_')}{a.tag}"
                 plan = os.path.join(a.workdir, name + ".bplan")
                 log = os.path.join(a.workdir, name + ".csv")
                 ir = os.path.join(a.workdir, name + ".mlir")
                 common = [tool("braidc"), onnx, "--train", *OPTIMIZERS[opt],
-                          "--parallel", parallel, "--progress=false"]
+                          "--parallel", parallel, "--progress=false",
+                          *a.extra.split()]
                 run(common + ["-o", plan])
                 run(common + ["--emit=braid", "-o", ir])
                 text = open(ir).read()

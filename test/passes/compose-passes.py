@@ -48,6 +48,7 @@ PASSES = [
     "braid-domino{chunks=auto}",
     "braid-seq-pipeline{chunks=2}",
     "braid-overlap-auto",
+    "braid-buckets{mib=1 force=true}",
     "braid-comet",
     "braid-ring-attention",
     "braid-attention-2d",

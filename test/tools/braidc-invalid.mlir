@@ -12,7 +12,7 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel tp=2 --overlap ring=2 2>&1 | FileCheck %s --check-prefix=STEP -DSTEP=ring=2
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --parallel cp=2 --overlap attention-2d=2 2>&1 | FileCheck %s --check-prefix=STEP -DSTEP=attention-2d=2
 // COUNT: error: --overlap '{{.*}}': '{{.*}}' needs a chunk count >= 0 or auto
-// STEP: error: --overlap '{{.*}}': '[[STEP]]' is not one of domino[=K], domino-columns[=K], domino-both[=K], seq[=K], seq-at=P[:P...], comet[=K], balance, ring, attention-2d[=RxC], schedule, auto (K: a count or auto)
+// STEP: error: --overlap '{{.*}}': '[[STEP]]' is not one of domino[=K], domino-columns[=K], domino-both[=K], seq[=K], seq-at=P[:P...], comet[=K], balance, ring, attention-2d[=RxC], buckets[=MiB], schedule, auto (K, MiB: a count or auto)
 
 // balance zigzags the sequence over the cp ranks.
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --overlap balance,ring 2>&1 | FileCheck %s --check-prefix=BALANCE

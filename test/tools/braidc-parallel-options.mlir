@@ -14,7 +14,7 @@
 
 // PARALLEL: error: --parallel 'tq=2': 'tq=2' is not one of tp=N, dp=N, ep=N, cp=N, sp, sp=N (each at most once)
 // TWICE: error: --parallel 'tp=2,tp=2': 'tp=2' is not one of
-// ITEM: error: --overlap 'bogus': 'bogus' is not one of domino[=K], domino-columns[=K], domino-both[=K], seq[=K], seq-at=P[:P...], comet[=K], balance, ring, attention-2d[=RxC], schedule, auto
+// ITEM: error: --overlap 'bogus': 'bogus' is not one of domino[=K], domino-columns[=K], domino-both[=K], seq[=K], seq-at=P[:P...], comet[=K], balance, ring, attention-2d[=RxC], buckets[=MiB], schedule, auto (K, MiB: a count or auto)
 // COUNT: error: --overlap 'domino=-1': 'domino=-1' needs a chunk count >= 0 or auto
 // POINTS: error: --overlap 'seq-at=2:x': 'seq-at=2:x' needs split points P:P:... (positions >= 1)
 // BALANCE: error: balance reorders the sequence for context parallelism and needs cp=N with N >= 2

@@ -6,9 +6,13 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,cp=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=PARALLEL
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --optimizer adam -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --betas 0.9 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BETAS
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap domino -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=big -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BUCKETS
 // RUN: ls %t | count 0
 // LOGITS: error: braid-next-token-loss: the first result of @main is 'tensor<4x64xf32>', not [batch, sequence, vocabulary] float logits
 // NEEDS: error: --lr needs --train
 // PARALLEL: error: --train --parallel supports dp, tp and ep for now: 'cp=2' (sequence parallelism) is not checked for training yet
+// OVERLAP: error: --train supports --overlap buckets[=MiB|auto] and schedule for now: 'domino' is not checked on training steps yet
+// BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in MiB >= 0 or auto
 // OPTIMIZER: error: --optimizer must be sgd or adamw, not 'adam'
 // BETAS: error: --betas needs two numbers B1,B2, not '0.9'

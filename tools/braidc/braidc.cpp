@@ -77,9 +77,11 @@ llvm::cl::opt<std::string> overlap(
         "by the cost model), domino-columns[=K], seq[=K] (ISO sequence "
         "chunks), comet[=K] (COMET, after ep=N), balance (zigzag sequence "
         "order for causal cp), ring (Ring Attention) or attention-2d[=RxC] "
-        "(ATTENTION2D) after cp=N, schedule, or auto (the cost model "
-        "picks); runs braid-overlap-pipeline, which ends with braid-schedule "
-        "and braid-verify-collectives"),
+        "(ATTENTION2D) after cp=N, buckets[=MiB] (gradient all-reduces "
+        "fused in backward order, DDP; the default with --train and dp), "
+        "schedule, auto (the cost model picks), or none; runs "
+        "braid-overlap-pipeline, which ends with braid-schedule and "
+        "braid-verify-collectives"),
     llvm::cl::value_desc("domino,schedule"), llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     hardware("hw",
