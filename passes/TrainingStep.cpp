@@ -203,7 +203,11 @@ LogicalResult TrainingStep::rewrite(ModuleOp module, func::FuncOp main) {
 
   // Global-norm clipping: g *= min(1, C / (norm + 1e-6)).
   if (clipNorm > 0) {
-    Value total;
+    // Every parameter's sum of squares first, then their sum (in the same
+    // order): under tensor parallelism a sharded parameter's sum is a
+    // partial sum, and its all-reduce can then join the others' in one
+    // bucket (braid-buckets) instead of each being read by the next add.
+    SmallVector<Value> sums;
     for (Param &p : params) {
       auto type = cast<RankedTensorType>(p.grad.getType());
       SmallVector<int64_t> dims(type.getRank());
@@ -220,8 +224,11 @@ LogicalResult TrainingStep::rewrite(ModuleOp module, func::FuncOp main) {
                                             b.getDenseI64ArrayAttr(dims),
                                             UnitAttr())
                             .getResult();
-      total = total ? add(total, sum) : sum;
+      sums.push_back(sum);
     }
+    Value total;
+    for (Value sum : sums)
+      total = total ? add(total, sum) : sum;
     Value norm = SqrtOp::create(b, loc, total.getType(), total);
     Value coef = DivOp::create(b, loc, constant(f32, clipNorm),
                                add(norm, constant(f32, 1e-6)));
