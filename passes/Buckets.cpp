@@ -46,6 +46,10 @@ struct Member {
   int64_t ready;
   int64_t firstUse;
   int64_t bytes;
+  /// Its operand is another all-reduce's result: that one's position is
+  /// its `ready`, which the bucket test (ready < firstUse) cannot tell from
+  /// an independent producer, so it stays alone.
+  bool chained = false;
 };
 
 /// A bucket being filled: all-reduces of one mesh, axes, reduction and
@@ -114,9 +118,11 @@ void emitBucket(ArrayRef<Member> members, Block &block) {
         b.getDenseI64ArrayAttr({n}), b.getDenseI64ArrayAttr({1}));
     Value result = reshape(m.op.getLoc(), piece, m.op.getType());
     m.op.getResult().replaceAllUsesWith(result);
-    m.op.erase();
     offset += n;
   }
+  // Only now: the builder may be inserting right before one of them.
+  for (const Member &m : members)
+    m.op.erase();
 }
 
 } // namespace
@@ -139,8 +145,10 @@ LogicalResult mlir::braid::applyBuckets(ModuleOp module, StringRef name,
         continue;
       Member m{reduce, -1, std::numeric_limits<int64_t>::max(),
                getNumBytes(reduce.getInput())};
-      if (Operation *producer = reduce.getInput().getDefiningOp())
+      if (Operation *producer = reduce.getInput().getDefiningOp()) {
         m.ready = position.lookup(producer);
+        m.chained = isa<AllReduceOp>(producer);
+      }
       for (Operation *user : reduce->getUsers())
         m.firstUse = std::min(m.firstUse, position.lookup(user));
       members.push_back(m);
@@ -159,7 +167,8 @@ LogicalResult mlir::braid::applyBuckets(ModuleOp module, StringRef name,
       Bucket &bucket = open[keyOf(m.op)];
       int64_t ready = std::max(bucket.ready, m.ready);
       int64_t firstUse = std::min(bucket.firstUse, m.firstUse);
-      bool fits = !bucket.members.empty() &&
+      bool fits = !bucket.members.empty() && !m.chained &&
+                  !bucket.members.front().chained &&
                   bucket.bytes + m.bytes <= bucketBytes && ready < firstUse;
       if (!fits)
         flush(bucket);

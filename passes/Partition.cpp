@@ -51,6 +51,12 @@ struct AxisStrategy {
   /// factor the weight shares with the activations (the experts), and ops
   /// routing tokens split their tokens.
   bool expertParallel = false;
+  /// ZeRO stage 1 (dp of a training step): zero-initialized state weights
+  /// (optimizer moments) are stored split along their zeroDim, and a
+  /// partial value (a weight gradient) read by an op computing a value of
+  /// its own shape is reduce-scattered along that dimension into it, so the
+  /// update runs on this rank's slice and only the parameter is gathered.
+  bool zero = false;
 };
 
 /// How a value is split along one mesh axis: dimension `dim` viewed as
@@ -222,6 +228,17 @@ private:
   void loadSharded(GetWeightOp weight, Shard want);
   /// Gives a state weight its next value, stored as it is read.
   LogicalResult partitionSetWeight(SetWeightOp set);
+  /// ZeRO: the dimension a value of `type` is split along (the first that
+  /// divides over the axis), or -1.
+  int64_t zeroDim(RankedTensorType type) const {
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) > 1 && type.getDimSize(d) % size() == 0)
+        return d;
+    return -1;
+  }
+  /// This rank's block `want` of the sum (or mean) of the partial `v`,
+  /// reduce-scattered before `user`; `v` stays partial for other readers.
+  Value reduceScatter(Value v, Shard want, Operation *user);
 
   /// Whether `split` of `op` can be computed in blocks on this axis.
   bool usable(Operation *op, const DimensionMapping &mapping,
@@ -275,6 +292,9 @@ private:
   llvm::DenseMap<StringAttr, Shard> stateShards;
   /// State weights read whole but set sharded (see run()).
   llvm::MapVector<StringAttr, Shard> wantSharded;
+  /// Reduce-scatters of partial values: they read the partial value itself,
+  /// which completing it for other readers must not replace.
+  llvm::SmallPtrSet<Operation *, 8> partialReaders;
   llvm::DenseMap<Value, Shard> sharded;
   /// Partial values and the combiner that completes each.
   llvm::DenseMap<Value, ReductionKind> partial;
@@ -378,8 +398,29 @@ Value AxisPartitioner::complete(Value v, Operation *user) {
   collective =
       AllReduceOp::create(builder, loc, type, meshRef(), axes(), v, combiner);
   Value r = collective->getResult(0);
-  v.replaceAllUsesExcept(r, collective);
+  v.replaceUsesWithIf(r, [&](OpOperand &use) {
+    return use.getOwner() != collective &&
+           !partialReaders.contains(use.getOwner());
+  });
   partial.erase(v);
+  return r;
+}
+
+Value AxisPartitioner::reduceScatter(Value v, Shard want, Operation *user) {
+  if (auto it = resharded.find({v, want.dim, want.outer});
+      it != resharded.end())
+    return it->second;
+  auto type = cast<RankedTensorType>(v.getType());
+  builder.setInsertionPoint(user);
+  auto scatter = ReduceScatterOp::create(
+      builder, user->getLoc(), resize(type, want.dim, /*split=*/true),
+      meshRef(), axes(), v,
+      ReductionKindAttr::get(builder.getContext(), partial.at(v)),
+      builder.getI64IntegerAttr(want.dim));
+  partialReaders.insert(scatter);
+  Value r = scatter.getResult();
+  setShard(r, want);
+  resharded[{v, want.dim, want.outer}] = r;
   return r;
 }
 
@@ -550,8 +591,9 @@ LogicalResult AxisPartitioner::partitionSetWeight(SetWeightOp set) {
   if (stored == stateShards.end()) {
     // Stored whole: the value is made whole. Where it was computed
     // sharded, the weight is better stored sharded (asked of the caller).
+    // (ZeRO keeps parameters whole: the forward pass reads them whole.)
     if (std::optional<Shard> shard = shardOf(value);
-        shard && shard->outer == 1 && !routing.count(value))
+        shard && shard->outer == 1 && !routing.count(value) && !strategy.zero)
       wantSharded.insert({name, *shard});
     FailureOr<Value> whole = replicate(value, set);
     if (failed(whole))
@@ -912,7 +954,38 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     if (chosen.factor >= 0)
       flowing.reset();
   }
-  if (!flowing) {
+  if (!flowing && strategy.zero) {
+    // ZeRO: an op computing a value of a partial sum's shape (the update
+    // reading a weight gradient) computes it split along zeroDim, and reads
+    // the gradient reduce-scattered there.
+    if (op->getNumResults() == 1 && !resultSeeds.count(op))
+      for (Value operand : op->getOperands()) {
+        auto it = partial.find(operand);
+        auto type = dyn_cast<RankedTensorType>(operand.getType());
+        if (it != partial.end() && it->second == ReductionKind::Sum && type &&
+            op->getResult(0).getType() == type && zeroDim(type) >= 0) {
+          resultSeeds[op] = zeroDim(type);
+          break;
+        }
+      }
+    FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
+    if (failed(chosenOr))
+      return failure();
+    chosen = *chosenOr;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      auto it = partial.find(operand);
+      if (it == partial.end())
+        continue;
+      std::optional<Shard> want =
+          chosen.factor >= 0
+              ? shardOfSplit(mapping, mapping.getOperands()[i], chosen)
+              : std::nullopt;
+      if (want && want->outer == 1 && it->second == ReductionKind::Sum)
+        reduceScatter(operand, *want, op);
+      else
+        complete(operand, op);
+    }
+  } else if (!flowing) {
     for (OpOperand &operand : op->getOpOperands())
       if (partial.contains(operand.get()))
         complete(operand.get(), op);
@@ -1120,6 +1193,15 @@ LogicalResult AxisPartitioner::run() {
   for (auto [name, shard] : storedSharded)
     if (GetWeightOp read = stateReads.lookup(name))
       loadSharded(read, shard);
+  // ZeRO: the optimizer's state (zero-initialized state weights) is split.
+  if (strategy.zero)
+    for (auto [name, read] : stateReads) {
+      auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+          read, read.getNameAttr());
+      int64_t dim = zeroDim(read.getType());
+      if (decl && decl.getZeros() && dim >= 0 && !shardOf(read.getResult()))
+        loadSharded(read, Shard{dim, 1});
+    }
   if (failed(seedArguments()))
     return failure();
   for (Operation *op : ops)
@@ -1245,7 +1327,16 @@ void PartitionPass::runOnOperation() {
     s->sequenceParallel = name == "tp" && sequenceParallel;
     s->expertParallel = name == "ep";
     s->inputDimIfDivisible = name == "ep";
+    s->zero = name == "dp" && zero > 0;
   }
+  if (zero < 0 || zero > 1)
+    return fail("zero=" + Twine(zero) + ": only ZeRO stage 1 is implemented");
+  if (zero > 0 && (tpSize > 1 || epSize > 1 || cpSize > 1))
+    return fail("zero=" + Twine(zero) + " with axes other than dp is not "
+                "supported yet");
+  if (zero > 0 && dpSize < 2)
+    return fail("zero=" + Twine(zero) + " splits the optimizer state over "
+                "the dp axis and needs dp=N with N >= 2");
   if (sequenceParallel && (strategies.empty() ||
                            strategies.back().axis != "tp"))
     return fail("sequence parallelism (sp) needs tensor parallelism (tp=N)");

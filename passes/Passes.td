@@ -255,6 +255,11 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
            "Ranks along the data-parallel axis 'dp' (inputs split on dim 0)">,
     Option<"epSize", "ep", "int64_t", /*default=*/"0",
            "Ranks along the expert-parallel axis 'ep'">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage on the dp axis of a training step: 1 stores the "
+           "optimizer state (zero-initialized state weights) split over the "
+           "dp ranks, reduce-scatters the gradients into the update, which "
+           "runs on this rank's slice, and all-gathers the parameters">,
     Option<"cpSize", "cp", "int64_t", /*default=*/"0",
            "Ranks along the context-parallel axis 'cp' (inputs split on dim 1)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"main\"",

@@ -142,6 +142,7 @@ LogicalResult mlir::braid::buildParallelPipeline(
   partition.dpSize = options.dp;
   partition.epSize = options.ep;
   partition.cpSize = options.cp;
+  partition.zero = options.zero;
   partition.allowReplicated = options.allowReplicated;
   pm.addPass(createBraidPartition(partition));
   return success();
@@ -348,6 +349,19 @@ LogicalResult mlir::braid::buildDriverPipeline(
                          "now: '" + axis.trim() +
                          "' (sequence parallelism) is not checked for "
                          "training yet");
+    if (train.zero < 0 || train.zero > 1)
+      return emitError("--zero " + Twine(train.zero) +
+                       ": only stage 1 (optimizer state split over the dp "
+                       "ranks) is implemented; 2 and 3 are not yet");
+    if (train.zero > 0 &&
+        llvm::none_of(axes, [](StringRef a) { return a.trim().starts_with("dp"); }))
+      return emitError("--zero " + Twine(train.zero) +
+                       " splits the optimizer state over the data-parallel "
+                       "ranks and needs --parallel dp=N");
+    if (train.zero > 0 &&
+        llvm::any_of(axes, [](StringRef a) { return !a.trim().starts_with("dp"); }))
+      return emitError("--zero " + Twine(train.zero) +
+                       " with axes other than dp is not supported yet");
     pm.addPass(createBraidNextTokenLoss());
     BraidAutodiffOptions autodiff;
     autodiff.recompute = train.recompute;
@@ -372,6 +386,7 @@ LogicalResult mlir::braid::buildDriverPipeline(
       return failure();
     parallel.balance = balance;
     parallel.allowReplicated = options.allowReplicated;
+    parallel.zero = options.train.zero;
     if (failed(buildParallelPipeline(pm, parallel, emitError)))
       return failure();
   }

@@ -48,6 +48,10 @@ struct ParallelPipelineOptions
   Option<int64_t> ep{*this, "ep",
                      llvm::cl::desc("Ranks along the expert-parallel axis"),
                      llvm::cl::init(0)};
+  Option<int64_t> zero{*this, "zero",
+                       llvm::cl::desc("ZeRO stage on the dp axis of a "
+                                      "training step (braid-partition)"),
+                       llvm::cl::init(0)};
   Option<int64_t> cp{*this, "cp",
                      llvm::cl::desc("Ranks along the context-parallel axis "
                                     "(sequence split)"),
@@ -176,6 +180,8 @@ struct TrainOptions {
   /// Negative: the optimizer's default (0 for SGD, 0.01 for AdamW).
   double weightDecay = -1.0;
   double clipNorm = 0.0;
+  /// ZeRO stage on the dp axis (0: none; 1: optimizer state sharded).
+  int64_t zero = 0;
   /// braid-autodiff's recompute option: "none" or "elementwise".
   std::string recompute = "none";
 };

@@ -13,6 +13,18 @@
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers adamw_clip --configs "dp=2,dp=2;tp=2" --extra "--overlap buckets=1 --force-overlap" --tag .bucket1 | FileCheck %s --check-prefix=BUCKETS
 // RUN: grep -c "braid.concat" %t/llama.adamw_clip.dp=2.bucket1.mlir | FileCheck %s --check-prefix=CONCAT
 // RUN: grep -c "braid.all_reduce" %t/llama.adamw_clip.dp=2.bucket1.mlir | FileCheck %s --check-prefix=ONE-BUCKET
+// ZeRO stage 1 (dp=2): moments split over the ranks, gradients
+// reduce-scattered into the update, parameters all-gathered; the same
+// losses, and no gradient all-reduce left (LLaMA with AdamW + clip: one
+// reduce-scatter and one all-gather per parameter, 21 each; the all-reduces
+// left are the loss's mean and the clipping norm's bucket).
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2" --extra "--zero 1" --tag .zero1 | FileCheck %s --check-prefix=ZERO
+// RUN: grep -c "braid.reduce_scatter" %t/llama.adamw_clip.dp=2.zero1.mlir | FileCheck %s --check-prefix=PER-PARAMETER
+// RUN: grep -c "braid.all_gather" %t/llama.adamw_clip.dp=2.zero1.mlir | FileCheck %s --check-prefix=PER-PARAMETER
+// RUN: grep -c "braid.all_reduce" %t/llama.adamw_clip.dp=2.zero1.mlir | FileCheck %s --check-prefix=ZERO-AR
+// ZERO: PASS: 6 runs
+// PER-PARAMETER: 21
+// ZERO-AR: 2
 // MAIN: PASS: 20 runs
 // BUCKETS: PASS: 6 runs
 // CONCAT: {{[1-9][0-9]*}}

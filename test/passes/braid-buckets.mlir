@@ -52,3 +52,17 @@ func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x16xf32>, %s: tensor<4x4xf32>) 
   %rt = braid.all_reduce %t on @world["tp"] sum : tensor<8x8xf32>
   return %r1, %r2, %r3, %rt, %e : tensor<8x8xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<8x8xf32>, tensor<4x4xf32>
 }
+
+// The op right after a bucket's last operand is one of its all-reduces
+// (the bucket is built before it, then its members are erased).
+// FUSED-LABEL: func.func @adjacent
+// FUSED: %[[B:.*]] = braid.concat
+// FUSED: braid.all_reduce %[[B]] on @world["dp"] sum : tensor<2xf32>
+// FUSED-NOT: braid.all_reduce
+func.func @adjacent(%x: tensor<4xf32>) -> (tensor<f32>, tensor<f32>) {
+  %a = braid.reduce_sum %x dims [0] : tensor<4xf32> -> tensor<f32>
+  %b = braid.reduce_max %x dims [0] : tensor<4xf32> -> tensor<f32>
+  %rb = braid.all_reduce %b on @world["dp"] sum : tensor<f32>
+  %ra = braid.all_reduce %a on @world["dp"] sum : tensor<f32>
+  return %ra, %rb : tensor<f32>, tensor<f32>
+}

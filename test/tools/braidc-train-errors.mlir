@@ -8,11 +8,19 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --betas 0.9 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BETAS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap domino -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=big -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BUCKETS
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 3 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO3
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-DP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TRAIN
 // RUN: ls %t | count 0
 // LOGITS: error: braid-next-token-loss: the first result of @main is 'tensor<4x64xf32>', not [batch, sequence, vocabulary] float logits
 // NEEDS: error: --lr needs --train
 // PARALLEL: error: --train --parallel supports dp, tp and ep for now: 'cp=2' (sequence parallelism) is not checked for training yet
 // OVERLAP: error: --train supports --overlap buckets[=MiB|auto] and schedule for now: 'domino' is not checked on training steps yet
 // BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in MiB >= 0 or auto
+// ZERO3: error: --zero 3: only stage 1 (optimizer state split over the dp ranks) is implemented; 2 and 3 are not yet
+// ZERO-DP: error: --zero 1 splits the optimizer state over the data-parallel ranks and needs --parallel dp=N
+// ZERO-TP: error: --zero 1 with axes other than dp is not supported yet
+// ZERO-TRAIN: error: --zero needs --train
 // OPTIMIZER: error: --optimizer must be sgd or adamw, not 'adam'
 // BETAS: error: --betas needs two numbers B1,B2, not '0.9'

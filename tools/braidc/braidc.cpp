@@ -161,6 +161,14 @@ llvm::cl::opt<double>
                             "(0: off)"),
              llvm::cl::init(0.0), llvm::cl::cat(category));
 
+llvm::cl::opt<int64_t> zero(
+    "zero",
+    llvm::cl::desc("With --train and --parallel dp=N: ZeRO stage. 1: the "
+                   "optimizer state is split over the dp ranks, gradients "
+                   "are reduce-scattered into the update of this rank's "
+                   "slice, parameters all-gathered (0: off)"),
+    llvm::cl::init(0), llvm::cl::cat(category));
+
 llvm::cl::opt<std::string> recompute(
     "recompute",
     llvm::cl::desc("With --train: forward values the backward pass "
@@ -205,7 +213,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
            &optimizer, &learningRate, &momentum, &betas, &adamEps,
-           &weightDecay, &clipNorm, &recompute})
+           &weightDecay, &clipNorm, &recompute, &zero})
     if (option->getNumOccurrences() && !train)
       return printError("--" + option->ArgStr + " needs --train");
   options.train.enabled = train;
@@ -216,6 +224,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.train.weightDecay = weightDecay;
   options.train.clipNorm = clipNorm;
   options.train.recompute = recompute;
+  options.train.zero = zero;
   llvm::StringRef first, second;
   std::tie(first, second) = llvm::StringRef(betas).split(',');
   if (first.trim().getAsDouble(options.train.beta1) ||
