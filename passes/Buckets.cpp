@@ -6,7 +6,7 @@
 // partitioner places their all-reduces where the update reads them, in
 // parameter order), and grouped, in that order, into buckets of at most a
 // given size whose results are all read after the last operand of the
-// bucket exists. Each bucket becomes one all-reduce of the concatenated
+// bucket exists (reduce-scatters only move to production order). Each bucket becomes one all-reduce of the concatenated
 // operands, placed right after its last operand is produced; braid-schedule
 // then issues it at once and awaits it where the update reads it. Buckets
 // trade the per-collective latency (fewer, larger all-reduces) against how
@@ -135,6 +135,13 @@ LogicalResult mlir::braid::applyBuckets(ModuleOp module, StringRef name,
     return failure();
   for (func::FuncOp function : *functions) {
     Block &block = function.getBody().front();
+    // Reduce-scatters (ZeRO's gradients) are not fused, but they move to
+    // where their operand is produced too: issued in backward order, and the
+    // whole partial gradient is freed as soon as this rank's slice exists.
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (auto scatter = dyn_cast<ReduceScatterOp>(&op))
+        if (Operation *producer = scatter.getInput().getDefiningOp())
+          scatter->moveAfter(producer);
     llvm::DenseMap<Operation *, int64_t> position;
     for (auto [i, op] : llvm::enumerate(block))
       position[&op] = i;

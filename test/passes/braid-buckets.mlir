@@ -66,3 +66,18 @@ func.func @adjacent(%x: tensor<4xf32>) -> (tensor<f32>, tensor<f32>) {
   %ra = braid.all_reduce %a on @world["dp"] sum : tensor<f32>
   return %ra, %rb : tensor<f32>, tensor<f32>
 }
+
+// Reduce-scatters (ZeRO's gradients) are not fused but move to where their
+// operand is produced, in backward order.
+// AUTO-LABEL: func.func @scatter
+// AUTO: %[[G2:.*]] = braid.mul %arg1, %arg1
+// AUTO-NEXT: braid.reduce_scatter %[[G2]]
+// AUTO: %[[G1:.*]] = braid.mul %arg0, %arg0
+// AUTO-NEXT: braid.reduce_scatter %[[G1]]
+func.func @scatter(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %g2 = braid.mul %b, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %g1 = braid.mul %a, %a : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s1 = braid.reduce_scatter %g1 on @world["dp"] sum dim 0 : tensor<8xf32> -> tensor<4xf32>
+  %s2 = braid.reduce_scatter %g2 on @world["dp"] sum dim 0 : tensor<8xf32> -> tensor<4xf32>
+  return %s1, %s2 : tensor<4xf32>, tensor<4xf32>
+}
