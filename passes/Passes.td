@@ -392,6 +392,8 @@ def BraidBuckets : Pass<"braid-buckets", "::mlir::ModuleOp"> {
     bucket's last operand exists. Each bucket becomes one all-reduce of the
     concatenated (flattened) operands, right after its last operand is
     produced, and slices of its result; a bucket of one is only moved there.
+    Reduce-scatters (ZeRO's gradients) move to right after their operand's
+    producer too, without fusion.
     `braid-schedule` then issues every bucket as soon as it is complete and
     awaits it where the update reads it, so the gradients of the last layers
     move while the backward pass computes the first layers'. The result is
