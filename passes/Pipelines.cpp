@@ -337,17 +337,17 @@ LogicalResult mlir::braid::buildDriverPipeline(
                          "schedule for now: '" + step +
                          "' is not checked on training steps yet");
     }
-    // Data, tensor and expert parallelism are checked against one rank's
-    // losses (test/models/train-parallel.mlir); the sequence axes are not
-    // yet.
+    // Data, tensor (with or without sequence parallelism) and expert
+    // parallelism are checked against one rank's losses
+    // (test/models/train-parallel.mlir); context parallelism is not yet.
     SmallVector<StringRef> axes;
     StringRef(options.parallel).split(axes, ',', -1, /*KeepEmpty=*/false);
     for (StringRef axis : axes)
       if (!axis.trim().starts_with("dp") && !axis.trim().starts_with("tp") &&
-          !axis.trim().starts_with("ep"))
-        return emitError("--train --parallel supports dp, tp and ep for "
+          !axis.trim().starts_with("ep") && !axis.trim().starts_with("sp"))
+        return emitError("--train --parallel supports dp, tp, sp and ep for "
                          "now: '" + axis.trim() +
-                         "' (sequence parallelism) is not checked for "
+                         "' (context parallelism) is not checked for "
                          "training yet");
     if (train.zero < 0 || train.zero > 1)
       return emitError("--zero " + Twine(train.zero) +

@@ -25,6 +25,9 @@
 // ZERO: PASS: 6 runs
 // PER-PARAMETER: 21
 // ZERO-AR: 2
+// Sequence parallelism (Megatron-SP on tp=2), alone and with dp=2:
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2,dp=2;sp=2" | FileCheck %s --check-prefix=SP
+// SP: PASS: 12 runs
 // MAIN: PASS: 20 runs
 // BUCKETS: PASS: 6 runs
 // CONCAT: {{[1-9][0-9]*}}

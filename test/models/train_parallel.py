@@ -43,7 +43,7 @@ OPTIMIZERS = {
 def ranks_of(parallel):
     n = 1
     for item in parallel.split(","):
-        n *= int(item.split("=")[1])
+        n *= int(item.split("=")[1]) if "=" in item else 1
     return n
 
 
@@ -98,7 +98,8 @@ def main():
                 text = open(ir).read()
                 sharded_sets = len(re.findall(r"braid\.set_weight .* sharded on",
                                               text))
-                if ("tp" in parallel or "ep" in parallel) and sharded_sets == 0:
+                if (any(a in parallel for a in ("tp", "sp", "ep"))
+                        and sharded_sets == 0):
                     print(f"FAIL: {name}: no state weight is stored sharded")
                     sys.exit(1)
                 run(a.mpirun.split() + ["-n", str(ranks_of(parallel)),

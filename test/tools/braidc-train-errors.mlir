@@ -15,7 +15,7 @@
 // RUN: ls %t | count 0
 // LOGITS: error: braid-next-token-loss: the first result of @main is 'tensor<4x64xf32>', not [batch, sequence, vocabulary] float logits
 // NEEDS: error: --lr needs --train
-// PARALLEL: error: --train --parallel supports dp, tp and ep for now: 'cp=2' (sequence parallelism) is not checked for training yet
+// PARALLEL: error: --train --parallel supports dp, tp, sp and ep for now: 'cp=2' (context parallelism) is not checked for training yet
 // OVERLAP: error: --train supports --overlap buckets[=MiB|auto] and schedule for now: 'domino' is not checked on training steps yet
 // BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in MiB >= 0 or auto
 // ZERO3: error: --zero 3: only stage 1 (optimizer state split over the dp ranks) is implemented; 2 and 3 are not yet
