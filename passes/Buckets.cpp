@@ -42,7 +42,7 @@ namespace {
 /// One all-reduce and where, in the function's block, its operand becomes
 /// available and its result is first read.
 struct Member {
-  mutable AllReduceOp op;
+  AllReduceOp op;
   int64_t ready;
   int64_t firstUse;
   int64_t bytes;
@@ -75,7 +75,7 @@ BucketKey keyOf(AllReduceOp op) {
 void emitBucket(ArrayRef<Member> members, Block &block) {
   OpBuilder b(block.getParentOp()->getContext());
   Operation *after = nullptr;
-  for (const Member &m : members)
+  for (Member m : members)
     if (Operation *producer = m.op.getInput().getDefiningOp();
         producer && (!after || after->isBeforeInBlock(producer)))
       after = producer;
@@ -97,7 +97,7 @@ void emitBucket(ArrayRef<Member> members, Block &block) {
   };
   SmallVector<Value> flat;
   int64_t total = 0;
-  for (const Member &m : members) {
+  for (Member m : members) {
     int64_t n = getNumElements(m.op.getInput());
     flat.push_back(reshape(m.op.getLoc(), m.op.getInput(),
                            RankedTensorType::get({n}, element)));
@@ -110,7 +110,7 @@ void emitBucket(ArrayRef<Member> members, Block &block) {
                                       first.getMeshAxesAttr(), joined,
                                       first.getReductionAttr());
   int64_t offset = 0;
-  for (const Member &m : members) {
+  for (Member m : members) {
     int64_t n = getNumElements(m.op.getInput());
     Value piece = SliceOp::create(
         b, m.op.getLoc(), RankedTensorType::get({n}, element), reduced,
@@ -121,7 +121,7 @@ void emitBucket(ArrayRef<Member> members, Block &block) {
     offset += n;
   }
   // Only now: the builder may be inserting right before one of them.
-  for (const Member &m : members)
+  for (Member m : members)
     m.op.erase();
 }
 
@@ -136,8 +136,8 @@ LogicalResult mlir::braid::applyBuckets(ModuleOp module, StringRef name,
   for (func::FuncOp function : *functions) {
     Block &block = function.getBody().front();
     // Reduce-scatters (ZeRO's gradients) are not fused, but they move to
-    // where their operand is produced too: issued in backward order, and the
-    // whole partial gradient is freed as soon as this rank's slice exists.
+    // where their operand is produced too, so that braid-schedule, which
+    // issues collectives in program order, issues them in backward order.
     for (Operation &op : llvm::make_early_inc_range(block))
       if (auto scatter = dyn_cast<ReduceScatterOp>(&op))
         if (Operation *producer = scatter.getInput().getDefiningOp())

@@ -954,11 +954,17 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     if (chosen.factor >= 0)
       flowing.reset();
   }
-  if (!flowing && strategy.zero) {
-    // ZeRO: an op computing a value of a partial sum's shape (the update
-    // reading a weight gradient) computes it split along zeroDim, and reads
-    // the gradient reduce-scattered there.
-    if (op->getNumResults() == 1 && !resultSeeds.count(op))
+  if (!flowing) {
+    // Partial operands are completed before the choice (sequence
+    // parallelism's reduce-scatter leaves them split, which the choice
+    // follows). ZeRO instead chooses first: an op computing a value of a
+    // partial sum's shape (the update reading a weight gradient) computes
+    // it split along zeroDim and reads the sum reduce-scattered there.
+    if (!strategy.zero) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (partial.contains(operand.get()))
+          complete(operand.get(), op);
+    } else if (op->getNumResults() == 1 && !resultSeeds.count(op)) {
       for (Value operand : op->getOperands()) {
         auto it = partial.find(operand);
         auto type = dyn_cast<RankedTensorType>(operand.getType());
@@ -968,6 +974,7 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
           break;
         }
       }
+    }
     FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
     if (failed(chosenOr))
       return failure();
@@ -985,14 +992,6 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
       else
         complete(operand, op);
     }
-  } else if (!flowing) {
-    for (OpOperand &operand : op->getOpOperands())
-      if (partial.contains(operand.get()))
-        complete(operand.get(), op);
-    FailureOr<FactorSplit> chosenOr = chooseFactor(op, mapping);
-    if (failed(chosenOr))
-      return failure();
-    chosen = *chosenOr;
   }
 
   // The factors computed in blocks: the chosen one, and for routed tokens

@@ -299,13 +299,13 @@ parseParallel(StringRef parallel, ParallelPipelineOptions &options,
 LogicalResult mlir::braid::buildDriverPipeline(
     OpPassManager &pm, const DriverPipelineOptions &options,
     llvm::function_ref<LogicalResult(const Twine &)> emitError) {
+  ParallelPipelineOptions parallel;
+  if (failed(parseParallel(options.parallel, parallel, emitError)))
+    return failure();
   // A data-parallel training step buckets its gradient all-reduces by
   // default (DDP); `none` asks for the synchronous program.
   std::string overlapText = options.overlap;
-  if (overlapText.empty() && options.train.enabled &&
-      llvm::any_of(llvm::split(options.parallel, ','), [](StringRef axis) {
-        return axis.trim().starts_with("dp");
-      }))
+  if (overlapText.empty() && options.train.enabled && parallel.dp > 0)
     overlapText = "buckets=auto";
   if (StringRef(overlapText).trim() == "none")
     overlapText.clear();
@@ -340,26 +340,20 @@ LogicalResult mlir::braid::buildDriverPipeline(
     // Data, tensor (with or without sequence parallelism) and expert
     // parallelism are checked against one rank's losses
     // (test/models/train-parallel.mlir); context parallelism is not yet.
-    SmallVector<StringRef> axes;
-    StringRef(options.parallel).split(axes, ',', -1, /*KeepEmpty=*/false);
-    for (StringRef axis : axes)
-      if (!axis.trim().starts_with("dp") && !axis.trim().starts_with("tp") &&
-          !axis.trim().starts_with("ep") && !axis.trim().starts_with("sp"))
-        return emitError("--train --parallel supports dp, tp, sp and ep for "
-                         "now: '" + axis.trim() +
-                         "' (context parallelism) is not checked for "
-                         "training yet");
+    if (parallel.cp > 0)
+      return emitError("--train --parallel supports dp, tp, sp and ep for "
+                       "now: 'cp=" + Twine(parallel.cp) +
+                       "' (context parallelism) is not checked for "
+                       "training yet");
     if (train.zero < 0 || train.zero > 1)
       return emitError("--zero " + Twine(train.zero) +
                        ": only stage 1 (optimizer state split over the dp "
                        "ranks) is implemented; 2 and 3 are not yet");
-    if (train.zero > 0 &&
-        llvm::none_of(axes, [](StringRef a) { return a.trim().starts_with("dp"); }))
+    if (train.zero > 0 && parallel.dp == 0)
       return emitError("--zero " + Twine(train.zero) +
                        " splits the optimizer state over the data-parallel "
                        "ranks and needs --parallel dp=N");
-    if (train.zero > 0 &&
-        llvm::any_of(axes, [](StringRef a) { return !a.trim().starts_with("dp"); }))
+    if (train.zero > 0 && (parallel.tp > 0 || parallel.sp || parallel.ep > 0))
       return emitError("--zero " + Twine(train.zero) +
                        " with axes other than dp is not supported yet");
     pm.addPass(createBraidNextTokenLoss());
@@ -381,9 +375,6 @@ LogicalResult mlir::braid::buildDriverPipeline(
     pm.addPass(createCSEPass());
   }
   if (!options.parallel.empty() || balance) {
-    ParallelPipelineOptions parallel;
-    if (failed(parseParallel(options.parallel, parallel, emitError)))
-      return failure();
     parallel.balance = balance;
     parallel.allowReplicated = options.allowReplicated;
     parallel.zero = options.train.zero;
