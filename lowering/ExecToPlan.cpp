@@ -122,6 +122,10 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
     t->set_loss_output(training.getAs<StringAttr>("loss").str());
     t->set_batch(training.getAs<IntegerAttr>("batch").getInt());
     t->set_sequence(training.getAs<IntegerAttr>("sequence").getInt());
+    if (auto steps = training.getAs<IntegerAttr>("steps"))
+      t->set_steps(steps.getInt());
+    if (auto algorithm = training.getAs<StringAttr>("algorithm"))
+      t->set_algorithm(algorithm.str());
   }
 
   llvm::StringMap<uint32_t> ids;

@@ -379,6 +379,46 @@ def BraidSeqPipeline : Pass<"braid-seq-pipeline", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidCocodSgd : Pass<"braid-cocod-sgd", "::mlir::ModuleOp"> {
+  let summary = "One period of CoCoD-SGD: local steps on each data-parallel "
+                "rank while the parameters' average moves in the background";
+  let description = [{
+    Turns a one-rank training step (braid-training-step's @main) into one
+    period of CoCoD-SGD (Shen et al., IJCAI'19) on a new mesh
+    `@world(dp = ranks)`: each rank runs `period` copies of the step on its
+    own batches (local SGD or AdamW; the optimizer state stays local), and
+    at the end sets every parameter to
+    `mean over ranks(x_start) + (x_end - x_start)`, where `x_start` is the
+    parameter when the call began. The average of `x_start` depends on
+    nothing the local steps compute, so braid-schedule starts it first and
+    awaits it at the end: the communication of a period hides behind its
+    compute (time max(K t_step, T_allreduce) instead of the sum).
+
+    Not an exact rewrite: the ranks' parameters differ between averagings
+    (documented in docs/training.md). The data contract becomes
+    `steps = period` steps of `batch = ranks * B` rows per call: tokens and
+    labels `[period * ranks * B, S]`, rank r reading rows
+    `[r * period * B, (r + 1) * period * B)`, local step k the B rows from
+    `k * B` of them; the loss result is `[period]`, each step's loss
+    averaged over the ranks.
+
+    `period=0` (braidc's `cocod-sgd=auto`) picks the fewest local steps whose
+    estimated compute, on hardware profile `hw`, covers the estimated
+    all-reduces of the average (at most 64), and says so in a remark.
+  }];
+  let options = [
+    Option<"period", "period", "int64_t", /*default=*/"1",
+           "Local steps per averaging (K); 0: auto, the fewest whose "
+           "compute covers the averaging on the cost model">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Data-parallel ranks (P)">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile of the cost model (period=0)">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def BraidBuckets : Pass<"braid-buckets", "::mlir::ModuleOp"> {
   let summary = "Groups all-reduces into buckets in the order their operands "
                 "are produced (DDP's gradient buckets, at compile time)";

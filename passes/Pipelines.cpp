@@ -305,8 +305,9 @@ LogicalResult mlir::braid::buildDriverPipeline(
   // A data-parallel training step buckets its gradient all-reduces by
   // default (DDP); `none` asks for the synchronous program.
   std::string overlapText = options.overlap;
+  bool cocod = options.train.enabled && !options.train.algorithm.empty();
   if (overlapText.empty() && options.train.enabled && parallel.dp > 0)
-    overlapText = "buckets=auto";
+    overlapText = cocod ? "schedule" : "buckets=auto";
   if (StringRef(overlapText).trim() == "none")
     overlapText.clear();
   // `balance` is spelled with the overlap choices but reorders the
@@ -373,8 +374,43 @@ LogicalResult mlir::braid::buildDriverPipeline(
     step.clipNorm = train.clipNorm;
     pm.addPass(createBraidTrainingStep(step));
     pm.addPass(createCSEPass());
+    if (cocod) {
+      StringRef text = train.algorithm;
+      auto [name, count] = text.split('=');
+      BraidCocodSgdOptions local;
+      local.ranks = parallel.dp;
+      if (name != "cocod-sgd")
+        return emitError("--algorithm '" + text +
+                         "' is not cocod-sgd=K (the only algorithm so far)");
+      local.hw = options.hw;
+      if (count == "auto")
+        local.period = 0;
+      else if (count.empty() || count.getAsInteger(10, local.period) ||
+               local.period < 1)
+        return emitError("--algorithm '" + text +
+                         "' needs a period: cocod-sgd=K with K >= 1 local "
+                         "steps per averaging, or cocod-sgd=auto");
+      if (parallel.dp == 0 || parallel.tp > 0 || parallel.sp ||
+          parallel.ep > 0 || parallel.cp > 0)
+        return emitError("--algorithm " + text +
+                         " runs on data-parallel ranks only: it needs "
+                         "--parallel dp=N and no other axis");
+      if (train.zero > 0)
+        return emitError("--algorithm " + text +
+                         " keeps each rank's optimizer state local; "
+                         "--zero does not apply");
+      for (StringRef item : steps)
+        if (item != "schedule")
+          return emitError("--algorithm " + text +
+                           " has no gradient all-reduces to overlap: "
+                           "--overlap '" + item +
+                           "' does not apply (schedule does, the default)");
+      pm.addPass(createBraidCocodSgd(local));
+      pm.addPass(createCSEPass());
+    }
   }
-  if (!options.parallel.empty() || balance) {
+  // CoCoD-SGD's pass makes the data-parallel program itself.
+  if ((!options.parallel.empty() || balance) && !cocod) {
     parallel.balance = balance;
     parallel.allowReplicated = options.allowReplicated;
     parallel.zero = options.train.zero;

@@ -184,6 +184,9 @@ struct TrainOptions {
   int64_t zero = 0;
   /// braid-autodiff's recompute option: "none" or "elementwise".
   std::string recompute = "none";
+  /// A training algorithm other than synchronous data parallelism:
+  /// "cocod-sgd=K" (K local steps per averaging, or auto); empty: none.
+  std::string algorithm;
 };
 
 struct DriverPipelineOptions {

@@ -41,10 +41,25 @@ static LogicalResult verifyTraining(PlanOp plan,
     return success();
   for (NamedAttribute entry : training) {
     StringRef key = entry.getName().getValue();
-    if (!llvm::is_contained({"tokens", "labels", "loss", "batch", "sequence"},
+    if (!llvm::is_contained({"tokens", "labels", "loss", "batch", "sequence",
+                             "steps", "algorithm"},
                             key))
       return plan.emitOpError("training has an unknown entry '")
-             << key << "' (it has tokens, labels, loss, batch, sequence)";
+             << key
+             << "' (it has tokens, labels, loss, batch, sequence, steps, "
+                "algorithm)";
+  }
+  int64_t steps = 1;
+  if (Attribute value = training.get("steps")) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    if (!integer || integer.getInt() <= 0)
+      return plan.emitOpError("training 'steps' must be a positive integer");
+    steps = integer.getInt();
+  }
+  if (Attribute value = training.get("algorithm")) {
+    auto name = dyn_cast<StringAttr>(value);
+    if (!name || name.getValue() != "cocod-sgd")
+      return plan.emitOpError("training 'algorithm' must be \"cocod-sgd\"");
   }
   for (StringRef key : {"tokens", "labels", "loss"})
     if (!training.getAs<StringAttr>(key))
@@ -57,6 +72,7 @@ static LogicalResult verifyTraining(PlanOp plan,
              << key << "'";
     batchShape.push_back(value.getInt());
   }
+  batchShape[0] *= steps;
   // The buffer bound to input (or output) `name`, or null.
   auto bound = [&](StringRef name, bool input) -> BufferOp {
     for (Operation &op : plan.getBody().front()) {
@@ -88,7 +104,8 @@ static LogicalResult verifyTraining(PlanOp plan,
         !(element.isInteger(64) || element.isInteger(32)))
       return plan.emitOpError("training ")
              << key << " input \"" << name << "\" is " << type
-             << ", not [batch, sequence] = [" << batchShape[0] << ", "
+             << ", not [" << (steps > 1 ? "steps * batch" : "batch")
+             << ", sequence] = [" << batchShape[0] << ", "
              << batchShape[1] << "] of i64 or i32";
   }
   StringRef loss = training.getAs<StringAttr>("loss").getValue();
@@ -97,9 +114,12 @@ static LogicalResult verifyTraining(PlanOp plan,
     return plan.emitOpError("training loss \"")
            << loss << "\" is not an exec.output of the plan";
   RankedTensorType type = buffer.getTensorType();
-  if (type.getRank() != 0 || !type.getElementType().isF32())
+  bool shaped = steps > 1 ? type.getShape() == ArrayRef<int64_t>{steps}
+                          : type.getRank() == 0;
+  if (!shaped || !type.getElementType().isF32())
     return plan.emitOpError("training loss output \"")
-           << loss << "\" is " << type << ", not a scalar f32";
+           << loss << "\" is " << type << ", not "
+           << (steps > 1 ? "f32 [steps]" : "a scalar f32");
   return success();
 }
 

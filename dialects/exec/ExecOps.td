@@ -54,7 +54,10 @@ def Exec_PlanOp : Exec_Op<"plan", [Symbol, SymbolTable, NoTerminator,
     ```
 
     The tokens and labels inputs are `[batch, sequence]` tensors of i64 or
-    i32; the loss output is a scalar f32.
+    i32; the loss output is a scalar f32. A plan that runs several steps per
+    call (`steps = K`, braid-cocod-sgd's period) has `[K * batch, sequence]`
+    inputs and an f32 `[K]` loss; `algorithm = "cocod-sgd"` says that its
+    ranks' parameters differ between averagings.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
                        DenseI64ArrayAttr:$axis_sizes, I64Attr:$arena_bytes,

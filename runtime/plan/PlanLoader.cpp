@@ -388,7 +388,17 @@ private:
     if (training.sequence() <= 0)
       fail("training.sequence",
            std::to_string(training.sequence()) + " is not positive");
-    std::vector<int64_t> batchShape = {training.batch(), training.sequence()};
+    if (training.steps() < 0)
+      fail("training.steps",
+           std::to_string(training.steps()) + " is negative");
+    if (!training.algorithm().empty() && training.algorithm() != "cocod-sgd")
+      fail("training.algorithm",
+           quoted(training.algorithm()) +
+               " is not a training algorithm braid-run knows (cocod-sgd)");
+    // steps 0 (an older plan) is one step per call.
+    int64_t steps = std::max<int64_t>(training.steps(), 1);
+    std::vector<int64_t> batchShape = {steps * training.batch(),
+                                       training.sequence()};
     const char *fields[] = {"training.tokens_input", "training.labels_input"};
     const std::string *names[] = {&training.tokens_input(),
                                   &training.labels_input()};
@@ -400,8 +410,9 @@ private:
                             describe(buffer) + "; token ids need i64 or i32");
       if (buffer.shape != batchShape)
         fail(fields[k], "input " + quoted(*names[k]) + " is " +
-                            describe(buffer) + ", not [batch, sequence] = " +
-                            shapeToString(batchShape));
+                            describe(buffer) + ", not [" +
+                            (steps > 1 ? "steps * batch" : "batch") +
+                            ", sequence] = " + shapeToString(batchShape));
     }
     if (training.tokens_input() == training.labels_input())
       fail("training.labels_input",
@@ -409,10 +420,16 @@ private:
                " is also the tokens input; labels need their own input");
     const BufferInfo &loss = bindingRef(
         "training.loss_output", training.loss_output(), /*input=*/false);
-    if (loss.dtype != DType::F32 || !loss.shape.empty())
+    std::vector<int64_t> lossShape;
+    if (steps > 1)
+      lossShape.push_back(steps);
+    if (loss.dtype != DType::F32 || loss.shape != lossShape)
       fail("training.loss_output",
            "output " + quoted(training.loss_output()) + " is " +
-               describe(loss) + "; the loss must be a scalar f32");
+               describe(loss) +
+               (steps > 1 ? "; the loss must be f32 [steps] = " +
+                                shapeToString(lossShape)
+                          : std::string("; the loss must be a scalar f32")));
   }
 
   void checkBindings() {

@@ -128,14 +128,36 @@ TrainingRun::TrainingRun(const LoadedPlan &plan, const TokenFile &data,
                         "braidc --train");
   const plan::Training &training = proto.training();
   int64_t batch = training.batch(), sequence = training.sequence();
+  int64_t perCall = std::max<int64_t>(training.steps(), 1);
   if (options_.steps <= 0)
     throw TrainingError("--steps must be positive");
   if (options_.saveEvery < 0)
     throw TrainingError("--save-every must not be negative");
+  if (training.algorithm() == "cocod-sgd" &&
+      (!options_.save.empty() || resumed))
+    throw TrainingError(
+        "the plan trains with CoCoD-SGD: its ranks hold different "
+        "parameters between averagings, so one checkpoint of them is not "
+        "the run's state; --save and --resume are not supported for it yet");
+  if (options_.steps % perCall != 0)
+    throw TrainingError("--steps " + std::to_string(options_.steps) +
+                        ": the plan runs " + std::to_string(perCall) +
+                        " steps per call (" + training.algorithm() +
+                        " period), so --steps must be a multiple of " +
+                        std::to_string(perCall));
+  if (options_.saveEvery % perCall != 0)
+    throw TrainingError("--save-every " + std::to_string(options_.saveEvery) +
+                        " must be a multiple of the plan's " +
+                        std::to_string(perCall) + " steps per call");
   if (!options_.save.empty() && stateTensors(plan).empty())
     throw TrainingError("--save: the plan has no state weights to save");
   if (resumed) {
     firstStep_ = checkCheckpoint(plan, *resumed);
+    if (firstStep_ % perCall != 0)
+      throw TrainingError("checkpoint '" + resumed->path() +
+                          "' resumes at step " + std::to_string(firstStep_) +
+                          ", which does not start a call of the plan's " +
+                          std::to_string(perCall) + " steps");
     if (firstStep_ >= options_.steps)
       throw TrainingError(
           "checkpoint '" + resumed->path() + "' resumes at step " +
@@ -198,6 +220,10 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
                                  std::ostream &progress) {
   const plan::Training &training = plan_.proto.training();
   int64_t batch = training.batch(), sequence = training.sequence();
+  // A call of the plan runs `perCall` steps: its inputs hold their batches
+  // one after the other, which are the windows of one batch of perCall *
+  // batch rows at call index step / perCall.
+  int64_t perCall = std::max<int64_t>(training.steps(), 1);
   bool writer = device.rank() == 0;
   TrainingSummary summary;
   summary.firstStep = summary.endStep = firstStep_;
@@ -217,14 +243,16 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
 
   Batch current;
   Clock::time_point start = Clock::now();
-  fillBatch(data_, order_, firstStep_, batch, sequence, types_, current);
+  fillBatch(data_, order_, firstStep_ / perCall, perCall * batch, sequence,
+            types_, current);
   summary.prepareSeconds += secondsSince(start);
   // The next batch is read on a second thread while a step runs.
   BatchReader reader([&](int64_t step, Batch &out) {
-    fillBatch(data_, order_, step, batch, sequence, types_, out);
+    fillBatch(data_, order_, step / perCall, perCall * batch, sequence,
+              types_, out);
   });
   Clock::time_point lastPrint;
-  for (int64_t step = firstStep_; step < options_.steps; ++step) {
+  for (int64_t call = firstStep_; call < options_.steps; call += perCall) {
     Clock::time_point stepStart = Clock::now();
     device.setInput(training.tokens_input(), current.tokens.data(),
                     current.tokens.size());
@@ -232,9 +260,9 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
                     current.labels.size());
     for (const auto &[name, bytes] : options_.fixedInputs)
       device.setInput(name, bytes.data(), bytes.size());
-    bool more = step + 1 < options_.steps;
+    bool more = call + perCall < options_.steps;
     if (more)
-      reader.start(step + 1);
+      reader.start(call + perCall);
     device.run();
     Clock::time_point ran = Clock::now();
     if (more)
@@ -242,17 +270,21 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
     summary.waitSeconds += secondsSince(ran);
 
     std::vector<uint8_t> lossBytes = device.readBuffer(lossBuffer_);
-    float loss;
-    std::memcpy(&loss, lossBytes.data(), sizeof(loss));
+    std::vector<float> losses(perCall);
+    std::memcpy(losses.data(), lossBytes.data(), perCall * sizeof(float));
+    float loss = losses.back();
+    int64_t step = call + perCall - 1;
     summary.stepSeconds += secondsSince(stepStart);
     summary.lastLoss = loss;
     summary.endStep = step + 1;
 
     if (log) {
-      char row[64];
-      std::snprintf(row, sizeof(row), "%lld,%.9g\n",
-                    static_cast<long long>(step), loss);
-      log->write(row);
+      for (int64_t k = 0; k < perCall; ++k) {
+        char row[64];
+        std::snprintf(row, sizeof(row), "%lld,%.9g\n",
+                      static_cast<long long>(call + k), losses[k]);
+        log->write(row);
+      }
     }
     if (writer && options_.progress &&
         (step + 1 == options_.steps ||

@@ -12,7 +12,20 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-DP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TRAIN
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm foo=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-NAME
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm cocod-sgd=0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-PERIOD
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-DP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-DP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 1 --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-ZERO
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-BUCKETS
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-TRAIN
 // RUN: ls %t | count 0
+// ALGO-NAME: error: --algorithm 'foo=2' is not cocod-sgd=K (the only algorithm so far)
+// ALGO-PERIOD: error: --algorithm 'cocod-sgd=0' needs a period: cocod-sgd=K with K >= 1 local steps per averaging, or cocod-sgd=auto
+// ALGO-DP: error: --algorithm cocod-sgd=2 runs on data-parallel ranks only: it needs --parallel dp=N and no other axis
+// ALGO-ZERO: error: --algorithm cocod-sgd=2 keeps each rank's optimizer state local; --zero does not apply
+// ALGO-BUCKETS: error: --algorithm cocod-sgd=2 has no gradient all-reduces to overlap: --overlap 'buckets' does not apply (schedule does, the default)
+// ALGO-TRAIN: error: --algorithm needs --train
 // LOGITS: error: braid-next-token-loss: the first result of @main is 'tensor<4x64xf32>', not [batch, sequence, vocabulary] float logits
 // NEEDS: error: --lr needs --train
 // PARALLEL: error: --train --parallel supports dp, tp, sp and ep for now: 'cp=2' (context parallelism) is not checked for training yet

@@ -169,6 +169,15 @@ llvm::cl::opt<int64_t> zero(
                    "slice, parameters all-gathered (0: off)"),
     llvm::cl::init(0), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> algorithm(
+    "algorithm",
+    llvm::cl::desc("With --train and --parallel dp=N: a training algorithm "
+                   "that is not synchronous SGD. cocod-sgd=K: K local steps "
+                   "on each rank while the average of the parameters the "
+                   "period started from is all-reduced in the background "
+                   "(CoCoD-SGD; K a count or auto)"),
+    llvm::cl::cat(category));
+
 llvm::cl::opt<std::string> recompute(
     "recompute",
     llvm::cl::desc("With --train: forward values the backward pass "
@@ -213,7 +222,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
            &optimizer, &learningRate, &momentum, &betas, &adamEps,
-           &weightDecay, &clipNorm, &recompute, &zero})
+           &weightDecay, &clipNorm, &recompute, &zero, &algorithm})
     if (option->getNumOccurrences() && !train)
       return printError("--" + option->ArgStr + " needs --train");
   options.train.enabled = train;
@@ -225,6 +234,7 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.train.clipNorm = clipNorm;
   options.train.recompute = recompute;
   options.train.zero = zero;
+  options.train.algorithm = algorithm;
   llvm::StringRef first, second;
   std::tie(first, second) = llvm::StringRef(betas).split(',');
   if (first.trim().getAsDouble(options.train.beta1) ||
