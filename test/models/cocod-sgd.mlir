@@ -13,6 +13,14 @@
 // CHECK: PASS dp=4 K=1 adamw: 3 steps
 // CHECK: PASS: 4 runs
 
+// The example GPT-2 and LLaMA, 100 steps of SGD with momentum on dp=2 and
+// dp=4 with K = 2 and 4: the loss decreases and ends within 5% of
+// synchronous SGD's on the same windows (one rank, batch B, P times as many
+// steps).
+// RUN: %python %S/cocod_sgd.py %t/curves --mpirun "%mpirun" --models gpt2,llama --configs "2:2,2:4,4:2,4:4" | FileCheck %s --check-prefix=CURVES
+// CURVES-COUNT-8: PASS {{gpt2|llama}} dp={{[24]}} K={{[24]}}: 100 steps
+// CURVES: PASS: 8 runs
+
 // RUN: braidc %t/tiny_lm.onnx --train --optimizer sgd --momentum 0.9 --parallel dp=2 --algorithm cocod-sgd=2 -o %t/period.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=PERIOD < %t/period.mlir
 // PERIOD: braid.mesh @world(dp = 2)
