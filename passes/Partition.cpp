@@ -57,6 +57,9 @@ struct AxisStrategy {
   /// its own shape is reduce-scattered along that dimension into it, so the
   /// update runs on this rank's slice and only the parameter is gathered.
   bool zero = false;
+  /// ZeRO stage 3 (FSDP): the parameters (every state weight) are stored
+  /// split too and all-gathered where the step reads them whole.
+  bool zeroParameters = false;
 };
 
 /// How a value is split along one mesh axis: dimension `dim` viewed as
@@ -228,6 +231,11 @@ private:
   void loadSharded(GetWeightOp weight, Shard want);
   /// Gives a state weight its next value, stored as it is read.
   LogicalResult partitionSetWeight(SetWeightOp set);
+  /// ZeRO-3: every parameter read sharded is all-gathered right before its
+  /// first use in the forward pass, and again before its first use in the
+  /// backward pass, for the ops that read it whole there; the update (ops
+  /// computing a value of the parameter's shape) reads the shard.
+  LogicalResult gatherParameters();
   /// ZeRO: the dimension a value of `type` is split along (the first that
   /// divides over the axis), or -1.
   int64_t zeroDim(RankedTensorType type) const {
@@ -582,6 +590,56 @@ void AxisPartitioner::loadSharded(GetWeightOp weight, Shard want) {
   setShard(v, want);
   if (readsWholeState(weight))
     stateShards[weight.getNameAttr().getAttr()] = want;
+}
+
+LogicalResult AxisPartitioner::gatherParameters() {
+  Block &body = function.getBody().front();
+  // The backward pass starts after the loss.
+  Operation *loss = nullptr;
+  for (Operation &op : body)
+    if (isa<CrossEntropyOp>(op)) {
+      loss = &op;
+      break;
+    }
+  for (auto read : llvm::make_early_inc_range(body.getOps<GetWeightOp>())) {
+    auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+        read, read.getNameAttr());
+    Value shard = read.getResult();
+    if (!decl || !decl.getState() || decl.getZeros() || !shardOf(shard))
+      continue;
+    SmallVector<OpOperand *> groups[2];
+    for (OpOperand &use : shard.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != &body)
+        continue;
+      if (user->getNumResults() == 1 &&
+          user->getResult(0).getType() == decl.getTensorType())
+        continue;
+      bool backward = loss && loss->isBeforeInBlock(user);
+      groups[backward].push_back(&use);
+    }
+    for (int g = 0; g < 2; ++g) {
+      if (groups[g].empty())
+        continue;
+      Operation *first = groups[g].front()->getOwner();
+      for (OpOperand *use : groups[g])
+        if (use->getOwner()->isBeforeInBlock(first))
+          first = use->getOwner();
+      resharded.erase({shard, -1, 1});
+      FailureOr<Value> whole = gather(shard, first);
+      if (failed(whole))
+        return failure();
+      // Two gathers of one value are the point (the first is released
+      // after the forward pass): CSE must not merge them.
+      if (g == 1)
+        whole->getDefiningOp()->setAttr("braid.regather",
+                                        builder.getUnitAttr());
+      for (OpOperand *use : groups[g])
+        use->set(*whole);
+    }
+    resharded.erase({shard, -1, 1});
+  }
+  return success();
 }
 
 LogicalResult AxisPartitioner::partitionSetWeight(SetWeightOp set) {
@@ -1059,6 +1117,37 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
   // Routing tokens fills slots (a dispatch); reading slots back into
   // tokens (a combine), or contracting them (an expert weight's gradient),
   // ends the routing: a result holds slots where it has a slot factor.
+  // Slots that this rank's tokens filled are in that block's order (each
+  // source rank's slots after the previous one's, padded to its capacity),
+  // not in the order a dispatch of all tokens fills: an op must not pair
+  // them slot by slot with slots it did not route the same way.
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    auto it = routing.find(operand);
+    if (it == routing.end())
+      continue;
+    ArrayRef<unsigned> slots = mapping.getOperands()[i][it->second.dim];
+    for (auto [j, other] : llvm::enumerate(op->getOperands())) {
+      auto type = dyn_cast<RankedTensorType>(other.getType());
+      if (j == i || !type)
+        continue;
+      auto otherIt = routing.find(other);
+      if (otherIt != routing.end() &&
+          otherIt->second.choices == it->second.choices)
+        continue;
+      for (auto [d, dimFactors] : llvm::enumerate(mapping.getOperands()[j]))
+        if (type.getDimSize(d) > 1 &&
+            llvm::any_of(dimFactors, [&](unsigned f) {
+              return llvm::is_contained(slots, f);
+            }))
+          return op->emitOpError("braid-partition: operand #")
+                 << i << " holds the expert slots that this rank's block of "
+                 << "tokens filled on axis '" << strategy.axis
+                 << "' and operand #" << j
+                 << " slots that were not routed the same way (a dispatch "
+                 << "of all tokens, or other expert choices); their slots "
+                 << "are in different orders";
+    }
+  }
   std::optional<Routing> routedBy;
   SmallVector<unsigned> slotFactors;
   if (factor->kind == FactorKind::Routed) {
@@ -1198,9 +1287,12 @@ LogicalResult AxisPartitioner::run() {
       auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
           read, read.getNameAttr());
       int64_t dim = zeroDim(read.getType());
-      if (decl && decl.getZeros() && dim >= 0 && !shardOf(read.getResult()))
+      if (decl && (decl.getZeros() || strategy.zeroParameters) && dim >= 0 &&
+          !shardOf(read.getResult()))
         loadSharded(read, Shard{dim, 1});
     }
+  if (strategy.zeroParameters && failed(gatherParameters()))
+    return failure();
   if (failed(seedArguments()))
     return failure();
   for (Operation *op : ops)
@@ -1327,9 +1419,10 @@ void PartitionPass::runOnOperation() {
     s->expertParallel = name == "ep";
     s->inputDimIfDivisible = name == "ep";
     s->zero = name == "dp" && zero > 0;
+    s->zeroParameters = name == "dp" && zero == 3;
   }
-  if (zero < 0 || zero > 1)
-    return fail("zero=" + Twine(zero) + ": only ZeRO stage 1 is implemented");
+  if (zero < 0 || zero > 3)
+    return fail("zero=" + Twine(zero) + ": ZeRO stages are 1, 2 and 3");
   if (zero > 0 && (tpSize > 1 || epSize > 1 || cpSize > 1))
     return fail("zero=" + Twine(zero) + " with axes other than dp is not "
                 "supported yet");

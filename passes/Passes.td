@@ -259,7 +259,10 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
            "ZeRO stage on the dp axis of a training step: 1 stores the "
            "optimizer state (zero-initialized state weights) split over the "
            "dp ranks, reduce-scatters the gradients into the update, which "
-           "runs on this rank's slice, and all-gathers the parameters">,
+           "runs on this rank's slice, and all-gathers the parameters; 2 is "
+           "the same (gradients are kept only as shards already); 3 stores "
+           "the parameters split too and all-gathers each before its first "
+           "forward use and again before its first backward use">,
     Option<"cpSize", "cp", "int64_t", /*default=*/"0",
            "Ranks along the context-parallel axis 'cp' (inputs split on dim 1)">,
     Option<"functionName", "function", "std::string", /*default=*/"\"main\"",

@@ -219,7 +219,9 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
     }
     }
   }
-  addTimedPass(pm, createBraidSchedule, BraidScheduleOptions(), options.hw);
+  BraidScheduleOptions schedule;
+  schedule.memoryLimit = options.memoryLimit;
+  addTimedPass(pm, createBraidSchedule, schedule, options.hw);
   pm.addPass(createBraidVerifyCollectives());
 }
 
@@ -346,10 +348,10 @@ LogicalResult mlir::braid::buildDriverPipeline(
                        "now: 'cp=" + Twine(parallel.cp) +
                        "' (context parallelism) is not checked for "
                        "training yet");
-    if (train.zero < 0 || train.zero > 1)
+    if (train.zero < 0 || train.zero > 3)
       return emitError("--zero " + Twine(train.zero) +
-                       ": only stage 1 (optimizer state split over the dp "
-                       "ranks) is implemented; 2 and 3 are not yet");
+                       ": ZeRO stages are 1 (optimizer state split over the "
+                       "dp ranks), 2 (gradients too) and 3 (parameters too)");
     if (train.zero > 0 && parallel.dp == 0)
       return emitError("--zero " + Twine(train.zero) +
                        " splits the optimizer state over the data-parallel "
@@ -430,9 +432,15 @@ LogicalResult mlir::braid::buildDriverPipeline(
       return emitError("--pipeline '" + extra + "': " + StringRef(error).trim());
   }
 
-  if (overlapText.empty())
+  if (overlapText.empty()) {
+    if (options.memoryLimit > 0)
+      return emitError("--memory-limit bounds the collectives braid-schedule "
+                       "issues early; it needs --overlap (schedule, or a "
+                       "pass that ends with it)");
     return success();
+  }
   OverlapPipelineOptions overlap;
+  overlap.memoryLimit = options.memoryLimit;
   for (StringRef step : steps) {
     std::optional<OverlapStep> parsed = OverlapStep::parse(step);
     StringRef name = step.split('=').first;

@@ -149,6 +149,11 @@ struct OverlapPipelineOptions
                                     "cost model estimates the result slower "
                                     "than the input"),
                      llvm::cl::init(false)};
+  Option<int64_t> memoryLimit{
+      *this, "memory-limit",
+      llvm::cl::desc("braid-schedule's memory-limit: bytes of collective "
+                     "results issued and not yet awaited (0: no limit)"),
+      llvm::cl::init(0)};
 };
 
 /// Adds braid-import-pipeline: the cleanup and raising of imported IR.
@@ -203,6 +208,8 @@ struct DriverPipelineOptions {
   /// without the `builtin.module(...)` anchor.
   std::string pipeline;
   bool allowReplicated = false;
+  /// braid-schedule's memory-limit (bytes; 0: none).
+  int64_t memoryLimit = 0;
 };
 
 /// Adds what braidc runs between import and lowering for `options`:

@@ -132,3 +132,20 @@ braid.mesh @world(tp = 2)
 func.func @main(%x: tensor<6x8xf32> {braid.sharding = #braid.sharding<@world, ["tp", []]>}) -> tensor<6x8xf32> {
   return %x : tensor<6x8xf32>
 }
+
+// -----
+
+// Slots that this rank's block of tokens filled (the dispatch of %t, split
+// by tokens) are in that block's order; the dispatch of %x (features
+// split, all tokens) fills slots in the order of all tokens. Pairing them
+// slot by slot would add different tokens' rows (a ZeRO-3 Mixtral step once
+// did this in its expert weights' gradients, silently).
+braid.mesh @world(dp = 2)
+func.func @main(%x: tensor<8x16xf32> {braid.sharding = #braid.sharding<@world, [[], ["dp"]]>}, %t: tensor<8x16xf32> {braid.sharding = #braid.sharding<@world, [["dp"], []]>}, %e: tensor<8x1xi64>, %w: tensor<8x1xf32>) -> tensor<8x16xf32> {
+  %a = braid.moe_dispatch %x, %e : (tensor<8x16xf32>, tensor<8x1xi64>) -> tensor<4x8x16xf32>
+  %b = braid.moe_dispatch %t, %e : (tensor<8x16xf32>, tensor<8x1xi64>) -> tensor<4x8x16xf32>
+  // expected-error @+1 {{braid-partition: operand #1 holds the expert slots that this rank's block of tokens filled on axis 'dp' and operand #0 slots that were not routed the same way (a dispatch of all tokens, or other expert choices); their slots are in different orders}}
+  %c = braid.add %a, %b : (tensor<4x8x16xf32>, tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %y = braid.moe_combine %c, %e, %w : (tensor<4x8x16xf32>, tensor<8x1xi64>, tensor<8x1xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}

@@ -8,7 +8,7 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --betas 0.9 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BETAS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap domino -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=big -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BUCKETS
-// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 3 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO3
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 4 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO3
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-DP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TRAIN
@@ -19,7 +19,13 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 1 --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-ZERO
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-BUCKETS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-TRAIN
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --memory-limit 12x -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --memory-limit 0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT0
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --memory-limit 1M -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT-OVERLAP
 // RUN: ls %t | count 0
+// LIMIT: error: --memory-limit needs a positive size in bytes, e.g. 1048576, 64M or 2GiB, not '12x'
+// LIMIT0: error: --memory-limit needs a positive size in bytes, e.g. 1048576, 64M or 2GiB, not '0'
+// LIMIT-OVERLAP: error: --memory-limit bounds the collectives braid-schedule issues early; it needs --overlap (schedule, or a pass that ends with it)
 // ALGO-NAME: error: --algorithm 'foo=2' is not cocod-sgd=K (the only algorithm so far)
 // ALGO-PERIOD: error: --algorithm 'cocod-sgd=0' needs a period: cocod-sgd=K with K >= 1 local steps per averaging, or cocod-sgd=auto
 // ALGO-DP: error: --algorithm cocod-sgd=2 runs on data-parallel ranks only: it needs --parallel dp=N and no other axis
@@ -31,7 +37,7 @@
 // PARALLEL: error: --train --parallel supports dp, tp, sp and ep for now: 'cp=2' (context parallelism) is not checked for training yet
 // OVERLAP: error: --train supports --overlap buckets[=MiB|auto] and schedule for now: 'domino' is not checked on training steps yet
 // BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in MiB >= 0 or auto
-// ZERO3: error: --zero 3: only stage 1 (optimizer state split over the dp ranks) is implemented; 2 and 3 are not yet
+// ZERO3: error: --zero 4: ZeRO stages are 1 (optimizer state split over the dp ranks), 2 (gradients too) and 3 (parameters too)
 // ZERO-DP: error: --zero 1 splits the optimizer state over the data-parallel ranks and needs --parallel dp=N
 // ZERO-TP: error: --zero 1 with axes other than dp is not supported yet
 // ZERO-TRAIN: error: --zero needs --train

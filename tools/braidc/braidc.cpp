@@ -166,7 +166,10 @@ llvm::cl::opt<int64_t> zero(
     llvm::cl::desc("With --train and --parallel dp=N: ZeRO stage. 1: the "
                    "optimizer state is split over the dp ranks, gradients "
                    "are reduce-scattered into the update of this rank's "
-                   "slice, parameters all-gathered (0: off)"),
+                   "slice, parameters all-gathered; 2: the same plan "
+                   "(gradients are kept only as shards already); 3 (FSDP): "
+                   "parameters stored split too, gathered before their "
+                   "forward and again before their backward use (0: off)"),
     llvm::cl::init(0), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> algorithm(
@@ -176,6 +179,14 @@ llvm::cl::opt<std::string> algorithm(
                    "on each rank while the average of the parameters the "
                    "period started from is all-reduced in the background "
                    "(CoCoD-SGD; K a count or auto)"),
+    llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> memoryLimit(
+    "memory-limit",
+    llvm::cl::desc("Bytes (or K, M, G with an optional iB: binary units) of "
+                   "collective results that may be issued and not yet "
+                   "awaited at once: braid-schedule holds back prefetch "
+                   "(ZeRO-3's parameter gathers, early all-reduces) beyond it"),
     llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> recompute(
@@ -219,6 +230,28 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.forceOverlap = forceOverlap;
   options.pipeline = pipeline;
   options.allowReplicated = allowReplicated;
+  if (memoryLimit.getNumOccurrences()) {
+    llvm::StringRef text = llvm::StringRef(memoryLimit).trim(), unit;
+    size_t digits = text.find_first_not_of("0123456789");
+    unit = text.substr(std::min(digits, text.size()));
+    uint64_t value = 0, scale = 1;
+    if (unit.consume_back("iB") && unit.empty())
+      unit = "?";
+    if (unit == "K")
+      scale = 1ull << 10;
+    else if (unit == "M")
+      scale = 1ull << 20;
+    else if (unit == "G")
+      scale = 1ull << 30;
+    else if (!unit.empty())
+      scale = 0;
+    if (text.take_front(digits).getAsInteger(10, value) || value == 0 ||
+        scale == 0 || value > (uint64_t(INT64_MAX) / scale))
+      return printError("--memory-limit needs a positive size in bytes, "
+                        "e.g. 1048576, 64M or 2GiB, not '" + memoryLimit +
+                        "'");
+    options.memoryLimit = static_cast<int64_t>(value * scale);
+  }
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
            &optimizer, &learningRate, &momentum, &betas, &adamEps,

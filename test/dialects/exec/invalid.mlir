@@ -12,8 +12,21 @@ exec.plan @p mesh(["world"], [1]) arena 64 events 0 {
 // -----
 
 // Every entry of `training` is known.
-// expected-error @+1 {{'exec.plan' op training has an unknown entry 'epochs' (it has tokens, labels, loss, batch, sequence)}}
+// expected-error @+1 {{'exec.plan' op training has an unknown entry 'epochs' (it has tokens, labels, loss, batch, sequence, steps, algorithm)}}
 exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 1 : i64, epochs = 2 : i64} {
+}
+
+// -----
+
+// Steps per call are positive; the algorithm is one braid-run knows.
+// expected-error @+1 {{'exec.plan' op training 'steps' must be a positive integer}}
+exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 1 : i64, steps = 0 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'exec.plan' op training 'algorithm' must be "cocod-sgd"}}
+exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 1 : i64, algorithm = "acco"} {
 }
 
 // -----
@@ -76,6 +89,32 @@ exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labe
   exec.buffer @t offset 0 : tensor<1x2xi64>
   exec.buffer @l offset 16 : tensor<1x2xi32>
   exec.buffer @x offset 32 : tensor<1xf32>
+  exec.input "t" @t
+  exec.input "l" @l
+  exec.output "x" @x
+}
+
+// -----
+
+// Several steps per call: tokens and labels hold steps * batch rows.
+// expected-error @+1 {{'exec.plan' op training tokens input "t" is 'tensor<1x2xi64>', not [steps * batch, sequence] = [2, 2] of i64 or i32}}
+exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 2 : i64, steps = 2 : i64} {
+  exec.buffer @t offset 0 : tensor<1x2xi64>
+  exec.buffer @l offset 16 : tensor<2x2xi32>
+  exec.buffer @x offset 32 : tensor<2xf32>
+  exec.input "t" @t
+  exec.input "l" @l
+  exec.output "x" @x
+}
+
+// -----
+
+// ... and the loss has one entry per step.
+// expected-error @+1 {{'exec.plan' op training loss output "x" is 'tensor<f32>', not f32 [steps]}}
+exec.plan @p mesh(["world"], [1]) arena 128 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 2 : i64, steps = 2 : i64} {
+  exec.buffer @t offset 0 : tensor<2x2xi64>
+  exec.buffer @l offset 32 : tensor<2x2xi32>
+  exec.buffer @x offset 64 : tensor<f32>
   exec.input "t" @t
   exec.input "l" @l
   exec.output "x" @x
