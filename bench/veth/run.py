@@ -640,6 +640,47 @@ def fmt_ms(seconds):
     return f"{seconds * 1e3:9.1f}"
 
 
+def prepare_link_and_profile(args, tools):
+    """The link at --rate (setup.sh unless --no-setup), the CPU calibration
+    (WORK/calibration.json, measured once unless --recalibrate) and the
+    latency, written as the simulator's profile; returns (profile path,
+    calibration, tcpbench's results, alpha, alpha's other-CPU share). Used
+    by run.py and train.py."""
+    # 1. The link.
+    if not args.no_setup:
+        env = dict(os.environ, BRAID_VETH_NO_BENCH="1")
+        sys.stdout.write(run([os.path.join(HERE, "setup.sh"), f"{args.rate:g}"],
+                             "setup.sh", env=env))
+    elif not link_exists():
+        die("no braid0/braid1 namespaces: run setup.sh RATE first or drop --no-setup")
+    configured = tbf_rate()
+    if configured is None or abs(configured - args.rate) > 1e-6 * max(1, args.rate):
+        die(f"the tbf rate on {IF0} is {configured} Mbit/s, not {args.rate:g}")
+    bench = json.loads(run([sys.executable, os.path.join(HERE, "tcpbench.py"), "--json",
+                            "--rate", f"{args.rate:g}", "--seconds", "1"], "tcpbench"))
+    # The ring all_reduce of 2 ranks sends both ways at once.
+    goodput = bench["mbit_both"]
+
+    # 2. Calibration and the profile.
+    cal_path = os.path.join(args.work, "calibration.json")
+    if args.recalibrate or not os.path.exists(cal_path):
+        print("run.py: calibrating braid-run's CPU kernels (two processes at once) ...",
+              flush=True)
+        calibration = calibrate_compute(tools, args.work, args.max_other,
+                                        args.retries, args.wait_idle)
+        with open(cal_path, "w") as out:
+            json.dump(calibration, out, indent=1)
+    else:
+        with open(cal_path) as f:
+            calibration = json.load(f)
+    alpha, alpha_other = calibrate_latency(tools, args.work, args.mpi_allreduce,
+                                           args.max_other, args.retries, args.wait_idle)
+    profile_path = os.path.join(args.work, f"veth-cpu-{args.rate:g}mbit.json")
+    write_profile(profile_path, args.rate, calibration, alpha, goodput)
+
+    return profile_path, calibration, bench, alpha, alpha_other
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, required=True, help="tbf rate, Mbit/s")
@@ -704,37 +745,8 @@ def main():
         print(f"run.py: warning: load average {load:.2f} before starting; other "
               f"processes share the 2 cores with the ranks", file=sys.stderr)
 
-    # 1. The link.
-    if not args.no_setup:
-        env = dict(os.environ, BRAID_VETH_NO_BENCH="1")
-        sys.stdout.write(run([os.path.join(HERE, "setup.sh"), f"{args.rate:g}"],
-                             "setup.sh", env=env))
-    elif not link_exists():
-        die("no braid0/braid1 namespaces: run setup.sh RATE first or drop --no-setup")
-    configured = tbf_rate()
-    if configured is None or abs(configured - args.rate) > 1e-6 * max(1, args.rate):
-        die(f"the tbf rate on {IF0} is {configured} Mbit/s, not {args.rate:g}")
-    bench = json.loads(run([sys.executable, os.path.join(HERE, "tcpbench.py"), "--json",
-                            "--rate", f"{args.rate:g}", "--seconds", "1"], "tcpbench"))
-    # The ring all_reduce of 2 ranks sends both ways at once.
-    goodput = bench["mbit_both"]
-
-    # 2. Calibration and the profile.
-    cal_path = os.path.join(args.work, "calibration.json")
-    if args.recalibrate or not os.path.exists(cal_path):
-        print("run.py: calibrating braid-run's CPU kernels (two processes at once) ...",
-              flush=True)
-        calibration = calibrate_compute(tools, args.work, args.max_other,
-                                        args.retries, args.wait_idle)
-        with open(cal_path, "w") as out:
-            json.dump(calibration, out, indent=1)
-    else:
-        with open(cal_path) as f:
-            calibration = json.load(f)
-    alpha, alpha_other = calibrate_latency(tools, args.work, args.mpi_allreduce,
-                                           args.max_other, args.retries, args.wait_idle)
-    profile_path = os.path.join(args.work, f"veth-cpu-{args.rate:g}mbit.json")
-    write_profile(profile_path, args.rate, calibration, alpha, goodput)
+    profile_path, calibration, bench, alpha, alpha_other = \
+        prepare_link_and_profile(args, tools)
 
     # 3. Simulate.
     sims = {}

@@ -151,9 +151,18 @@ int runSimBackend(const SimFlags &flags, const std::string &planPath,
 
   if (plan.proto.has_training()) {
     const plan::Training &training = plan.proto.training();
-    out << "training plan: one training step simulated (batch "
-        << training.batch() << " x sequence " << training.sequence() << " = "
-        << training.batch() * training.sequence() << " tokens)\n";
+    if (training.steps() > 1)
+      out << "training plan: one call of " << training.steps()
+          << " training steps simulated ("
+          << (training.algorithm().empty() ? std::string("")
+                                           : training.algorithm() + ", ")
+          << "batch " << training.batch() << " x sequence "
+          << training.sequence() << " = "
+          << training.batch() * training.sequence() << " tokens per step)\n";
+    else
+      out << "training plan: one training step simulated (batch "
+          << training.batch() << " x sequence " << training.sequence()
+          << " = " << training.batch() * training.sequence() << " tokens)\n";
   }
   out << result.summary();
   char wall[96];

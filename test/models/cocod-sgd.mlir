@@ -48,6 +48,8 @@
 // RUN: not %mpirun -n 2 braid-run %t/k2.bplan --steps 5 --data %t/tokens.bin 2>&1 | FileCheck %s --check-prefix=STEPS
 // RUN: not %mpirun -n 2 braid-run %t/k2.bplan --steps 4 --data %t/tokens.bin --save %t/ckpt.safetensors 2>&1 | FileCheck %s --check-prefix=SAVE
 // RUN: not test -e %t/ckpt.safetensors
+// RUN: braid-run %t/k2.bplan --backend sim --hw dgx-h100 | FileCheck %s --check-prefix=SIM
+// SIM: training plan: one call of 2 training steps simulated (cocod-sgd, batch 4 x sequence 8 = 32 tokens per step)
 // STEPS: braid-run: error: --steps 5: the plan runs 2 steps per call (cocod-sgd period), so --steps must be a multiple of 2
 // SAVE: braid-run: error: the plan trains with CoCoD-SGD: its ranks hold different parameters between averagings, so one checkpoint of them is not the run's state; --save and --resume are not supported for it yet
 
