@@ -688,13 +688,28 @@ void MpiCommunicator::reduceScatter(const std::vector<std::string> &axes,
     std::memcpy(out, in, size_t(count) * byteSize(dtype));
     return;
   }
+  // Every rank sends each other rank the block that rank keeps (one
+  // all-to-all: (P - 1) / P of the data each way, all at once) and reduces
+  // the P contributions to its own block locally, in rank order. Open MPI's
+  // MPI_Ireduce_scatter_block (libnbc) reduces the whole buffer to rank 0
+  // and scatters it back: on two ranks over the veth link, ZeRO-1's step
+  // took 68 ms instead of plain dp's 38 ms for the same bytes.
+  MPI_Datatype type = mpiDatatype(dtype);
+  size_t blockBytes = size_t(count) * byteSize(dtype);
+  std::vector<uint8_t> received(blockBytes * size_t(call.group->size));
   MPI_Request request;
   check(call,
-        MPI_Ireduce_scatter_block(in, out, int(count), mpiDatatype(dtype),
-                                  reductionOp(dtype, op), call.group->comm,
-                                  &request),
-        "MPI_Ireduce_scatter_block");
+        MPI_Ialltoall(in, int(count), type, received.data(), int(count), type,
+                      call.group->comm, &request),
+        "MPI_Ialltoall");
   wait(call, &request, 1);
+  std::memcpy(out, received.data(), blockBytes);
+  MPI_Op reduce = reductionOp(dtype, op);
+  for (int64_t source = 1; source < call.group->size; ++source)
+    check(call,
+          MPI_Reduce_local(received.data() + size_t(source) * blockBytes, out,
+                           int(count), type, reduce),
+          "MPI_Reduce_local");
   if (op == ReduceOp::Avg)
     divideByGroupSize(out, count, dtype, call.group->size);
 }
