@@ -35,6 +35,7 @@
 // OPT: --braid-overlap-pipeline
 // OPT-NEXT: --force
 // OPT-NEXT: --hw=<string>
+// OPT-NEXT: --memory-limit=<long>
 // OPT-NEXT: --overlap=<step>
 // OPT: --braid-parallel-pipeline
 // OPT: General options:
