@@ -299,6 +299,29 @@ TEST(PlanLoaderTest, Training) {
   EXPECT_THAT(loadError(vector),
               AllOf(HasSubstr("training.loss_output: output 'loss'"),
                     HasSubstr("the loss must be a scalar f32")));
+
+  // Several steps per call: the inputs hold steps * batch rows and the
+  // loss one entry per step.
+  PlanBuilder steps = trainingPlan();
+  steps.plan.mutable_training()->set_steps(2);
+  EXPECT_THAT(loadError(steps),
+              HasSubstr("not [steps * batch, sequence] = [4, 3]"));
+  PlanBuilder negative = trainingPlan();
+  negative.plan.mutable_training()->set_steps(-1);
+  EXPECT_THAT(loadError(negative),
+              HasSubstr("training.steps: -1 is negative"));
+  PlanBuilder algorithm = trainingPlan();
+  algorithm.plan.mutable_training()->set_algorithm("acco");
+  EXPECT_THAT(loadError(algorithm),
+              HasSubstr("training.algorithm: 'acco' is not a training "
+                        "algorithm braid-run knows (cocod-sgd)"));
+  PlanBuilder period = trainingPlan();
+  period.plan.mutable_training()->set_steps(2);
+  period.plan.mutable_training()->set_batch(1);
+  period.plan.mutable_training()->set_algorithm("cocod-sgd");
+  EXPECT_THAT(loadError(period),
+              AllOf(HasSubstr("training.loss_output: output 'loss'"),
+                    HasSubstr("the loss must be f32 [steps] = [2]")));
 }
 
 TEST(PlanLoaderTest, Mesh) {
