@@ -515,8 +515,11 @@ FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
                /*split=*/true),
         user);
     setShard(exchanged, want);
-    if (auto it = routing.find(v); it != routing.end())
-      routing[exchanged] = it->second;
+    // A copy: inserting may grow the map and move the entry `it` points at.
+    if (auto it = routing.find(v); it != routing.end()) {
+      Routing slots = it->second;
+      routing[exchanged] = slots;
+    }
     resharded[{v, want.dim, want.outer}] = exchanged;
     return exchanged;
   }
