@@ -151,7 +151,7 @@ struct CocodSgd : public mlir::braid::impl::BraidCocodSgdBase<CocodSgd> {
       return fail(main) << "@main has no arguments named '" << tokensName
                         << "' and '" << labelsName << "'";
 
-    // The state weights the step sets, in declaration order.
+    // The state weights the step sets, in the order it sets them.
     llvm::MapVector<StringAttr, WeightOp> state;
     SymbolTable symbols(module);
     for (Operation &op : body)

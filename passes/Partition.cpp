@@ -231,6 +231,11 @@ private:
   void loadSharded(GetWeightOp weight, Shard want);
   /// Gives a state weight its next value, stored as it is read.
   LogicalResult partitionSetWeight(SetWeightOp set);
+  /// Slots that this rank's tokens filled are in that block's order (each
+  /// source rank's slots after the previous one's, padded to its capacity),
+  /// not in the order a dispatch of all tokens fills: an error when `op`
+  /// would pair them slot by slot with slots not routed the same way.
+  LogicalResult checkSlotOrders(Operation *op, const DimensionMapping &mapping);
   /// ZeRO-3: every parameter read sharded is all-gathered right before its
   /// first use in the forward pass, and again before its first use in the
   /// backward pass, for the ops that read it whole there; the update (ops
@@ -641,6 +646,38 @@ LogicalResult AxisPartitioner::gatherParameters() {
         use->set(*whole);
     }
     resharded.erase({shard, -1, 1});
+  }
+  return success();
+}
+
+LogicalResult
+AxisPartitioner::checkSlotOrders(Operation *op,
+                                 const DimensionMapping &mapping) {
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    auto it = routing.find(operand);
+    if (it == routing.end())
+      continue;
+    ArrayRef<unsigned> slots = mapping.getOperands()[i][it->second.dim];
+    for (auto [j, other] : llvm::enumerate(op->getOperands())) {
+      auto type = dyn_cast<RankedTensorType>(other.getType());
+      auto otherIt = routing.find(other);
+      if (j == i || !type ||
+          (otherIt != routing.end() &&
+           otherIt->second.choices == it->second.choices))
+        continue;
+      for (auto [d, dimFactors] : llvm::enumerate(mapping.getOperands()[j]))
+        if (type.getDimSize(d) > 1 &&
+            llvm::any_of(dimFactors, [&](unsigned f) {
+              return llvm::is_contained(slots, f);
+            }))
+          return op->emitOpError("braid-partition: operand #")
+                 << i << " holds the expert slots that this rank's block of "
+                 << "tokens filled on axis '" << strategy.axis
+                 << "' and operand #" << j
+                 << " slots that were not routed the same way (a dispatch "
+                 << "of all tokens, or other expert choices); their slots "
+                 << "are in different orders";
+    }
   }
   return success();
 }
@@ -1116,41 +1153,13 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
       d->erase();
   }
 
+  if (failed(checkSlotOrders(op, mapping)))
+    return failure();
+
   // Results: sharded where the factor is, partial for a reduction.
   // Routing tokens fills slots (a dispatch); reading slots back into
   // tokens (a combine), or contracting them (an expert weight's gradient),
   // ends the routing: a result holds slots where it has a slot factor.
-  // Slots that this rank's tokens filled are in that block's order (each
-  // source rank's slots after the previous one's, padded to its capacity),
-  // not in the order a dispatch of all tokens fills: an op must not pair
-  // them slot by slot with slots it did not route the same way.
-  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    auto it = routing.find(operand);
-    if (it == routing.end())
-      continue;
-    ArrayRef<unsigned> slots = mapping.getOperands()[i][it->second.dim];
-    for (auto [j, other] : llvm::enumerate(op->getOperands())) {
-      auto type = dyn_cast<RankedTensorType>(other.getType());
-      if (j == i || !type)
-        continue;
-      auto otherIt = routing.find(other);
-      if (otherIt != routing.end() &&
-          otherIt->second.choices == it->second.choices)
-        continue;
-      for (auto [d, dimFactors] : llvm::enumerate(mapping.getOperands()[j]))
-        if (type.getDimSize(d) > 1 &&
-            llvm::any_of(dimFactors, [&](unsigned f) {
-              return llvm::is_contained(slots, f);
-            }))
-          return op->emitOpError("braid-partition: operand #")
-                 << i << " holds the expert slots that this rank's block of "
-                 << "tokens filled on axis '" << strategy.axis
-                 << "' and operand #" << j
-                 << " slots that were not routed the same way (a dispatch "
-                 << "of all tokens, or other expert choices); their slots "
-                 << "are in different orders";
-    }
-  }
   std::optional<Routing> routedBy;
   SmallVector<unsigned> slotFactors;
   if (factor->kind == FactorKind::Routed) {

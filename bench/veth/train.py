@@ -37,15 +37,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as veth  # noqa: E402  (the harness beside this file)
 
 SGD = ["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9"]
-# name: (braidc flags after --parallel dp=2, steps per window count factor)
+# name: braidc flags after --parallel dp=2
 CONFIGS = {
-    "sync": (["--overlap", "none"], 1),
-    "buckets": ([], 1),
-    "zero1": (["--zero", "1"], 1),
-    "zero3": (["--zero", "3"], 1),
-    "cocod2": (["--algorithm", "cocod-sgd=2"], 2),
-    "cocod4": (["--algorithm", "cocod-sgd=4"], 2),
-    "cocod8": (["--algorithm", "cocod-sgd=8"], 2),
+    "sync": ["--overlap", "none"],
+    "buckets": [],
+    "zero1": ["--zero", "1"],
+    "zero3": ["--zero", "3"],
+    "cocod2": ["--algorithm", "cocod-sgd=2"],
+    "cocod4": ["--algorithm", "cocod-sgd=4"],
+    "cocod8": ["--algorithm", "cocod-sgd=8"],
 }
 LABELS = {
     "sync": "synchronous (no overlap)",
@@ -166,9 +166,9 @@ def main():
     # Plans (the cost model's own choices, buckets=auto and cocod, on this
     # link's profile) and their simulated time per step.
     plans, sims, steps = {}, {}, {}
-    batch = None
+    batch = sequence = None
     for name in configs:
-        flags, windows_per_row = CONFIGS[name]
+        flags = CONFIGS[name]
         plan = os.path.join(args.work, f"train-{args.model}-{name}.bplan")
         veth.run([tools["braidc"], model, "--train", *SGD, "--parallel", "dp=2",
                   "--hw", profile, "--progress=false", "-o", plan, *flags],
@@ -177,9 +177,12 @@ def main():
                        f"simulating {name}")
         per_call = re.search(r"one call of (\d+) training steps", sim)
         per_call = int(per_call.group(1)) if per_call else 1
-        m = re.search(r"batch (\d+) x sequence", sim)
-        batch = int(m.group(1))
+        m = re.search(r"batch (\d+) x sequence (\d+)", sim)
+        batch, sequence = int(m.group(1)), int(m.group(2))
         steps[name] = args.windows // batch // per_call * per_call
+        if steps[name] == 0:
+            veth.die(f"--windows {args.windows} is less than one call of {name} "
+                     f"({per_call} steps of {batch} windows)")
         sims[name] = veth.sim_summary(sim)["makespan"] / per_call
         plans[name] = plan
 
@@ -216,15 +219,14 @@ def main():
 
     print()
     print(f"{args.model}, dp=2 over veth at {args.rate:g} Mbit/s, SGD lr 0.05 m=0.9, "
-          f"{args.windows} windows of 16 tokens each; medians of {args.repeats} runs")
+          f"{args.windows} windows of {sequence} tokens each; medians of {args.repeats} runs")
     print(f"{'configuration':<30} {'steps':>5} {'ms/step meas':>12} {'sim':>8} "
           f"{'tokens/s meas':>13} {'sim':>8} {'vs sync':>8} {'final loss':>10}")
     base = None
     rows = {}
     for name in configs:
         per_step = statistics.median(times[name])
-        tokens = (args.windows // steps[name]) * 16 if steps[name] else 0
-        tokens = steps[name] and args.windows * 16 / steps[name]
+        tokens = args.windows * sequence / steps[name]
         rate_meas = tokens / per_step
         rate_sim = tokens / sims[name]
         if base is None:

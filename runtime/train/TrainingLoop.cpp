@@ -128,7 +128,8 @@ TrainingRun::TrainingRun(const LoadedPlan &plan, const TokenFile &data,
                         "braidc --train");
   const plan::Training &training = proto.training();
   int64_t batch = training.batch(), sequence = training.sequence();
-  int64_t perCall = std::max<int64_t>(training.steps(), 1);
+  perCall_ = std::max<int64_t>(training.steps(), 1);
+  int64_t perCall = perCall_;
   if (options_.steps <= 0)
     throw TrainingError("--steps must be positive");
   if (options_.saveEvery < 0)
@@ -223,7 +224,7 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
   // A call of the plan runs `perCall` steps: its inputs hold their batches
   // one after the other, which are the windows of one batch of perCall *
   // batch rows at call index step / perCall.
-  int64_t perCall = std::max<int64_t>(training.steps(), 1);
+  int64_t perCall = perCall_;
   bool writer = device.rank() == 0;
   TrainingSummary summary;
   summary.firstStep = summary.endStep = firstStep_;

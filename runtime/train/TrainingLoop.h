@@ -99,6 +99,8 @@ private:
   const SafetensorsFile *weights_;
   const SafetensorsFile *resumed_;
   int64_t firstStep_ = 0;
+  /// Steps one call of the plan runs (Training.steps, at least 1).
+  int64_t perCall_ = 1;
   WindowOrder order_;
   BatchTypes types_;
   uint32_t lossBuffer_ = 0;

@@ -16,6 +16,10 @@
 #include "passes/Pipelines.h"
 
 #include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -195,6 +199,25 @@ llvm::cl::opt<std::string> recompute(
                    "recomputes instead of keeping (none, elementwise)"),
     llvm::cl::init("none"), llvm::cl::cat(category));
 
+/// A positive byte count: digits, then nothing or K, M, G (binary units,
+/// with or without iB).
+std::optional<int64_t> parseByteSize(llvm::StringRef text) {
+  text = text.trim();
+  size_t digits = text.find_first_not_of("0123456789");
+  uint64_t scale = llvm::StringSwitch<uint64_t>(text.drop_front(
+                                                    std::min(digits, text.size())))
+                       .Case("", 1)
+                       .Cases("K", "KiB", 1ull << 10)
+                       .Cases("M", "MiB", 1ull << 20)
+                       .Cases("G", "GiB", 1ull << 30)
+                       .Default(0);
+  uint64_t value = 0;
+  if (text.take_front(digits).getAsInteger(10, value) || value == 0 ||
+      scale == 0 || value > uint64_t(INT64_MAX) / scale)
+    return std::nullopt;
+  return static_cast<int64_t>(value * scale);
+}
+
 /// Prints `message` as braidc's error; returns failure.
 LogicalResult printError(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -231,26 +254,12 @@ LogicalResult addPasses(OpPassManager &pm) {
   options.pipeline = pipeline;
   options.allowReplicated = allowReplicated;
   if (memoryLimit.getNumOccurrences()) {
-    llvm::StringRef text = llvm::StringRef(memoryLimit).trim(), unit;
-    size_t digits = text.find_first_not_of("0123456789");
-    unit = text.substr(std::min(digits, text.size()));
-    uint64_t value = 0, scale = 1;
-    if (unit.consume_back("iB") && unit.empty())
-      unit = "?";
-    if (unit == "K")
-      scale = 1ull << 10;
-    else if (unit == "M")
-      scale = 1ull << 20;
-    else if (unit == "G")
-      scale = 1ull << 30;
-    else if (!unit.empty())
-      scale = 0;
-    if (text.take_front(digits).getAsInteger(10, value) || value == 0 ||
-        scale == 0 || value > (uint64_t(INT64_MAX) / scale))
+    std::optional<int64_t> bytes = parseByteSize(memoryLimit);
+    if (!bytes)
       return printError("--memory-limit needs a positive size in bytes, "
                         "e.g. 1048576, 64M or 2GiB, not '" + memoryLimit +
                         "'");
-    options.memoryLimit = static_cast<int64_t>(value * scale);
+    options.memoryLimit = *bytes;
   }
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
