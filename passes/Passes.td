@@ -184,6 +184,10 @@ def BraidTrainingStep : Pass<"braid-training-step", "::mlir::ModuleOp"> {
       (sqrt(v) / sqrt(1 - b2^t) + eps)`.
     * `clip-norm=C` > 0 scales every gradient by
       `min(1, C / (total norm + 1e-6))` first (`clip_grad_norm_`).
+
+    `mark-gradients=true` leaves the attribute `braid.gradient_of` on the op
+    that computes each gradient, for `braid-acco`, which splits the step
+    there (and removes the marks).
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
@@ -197,7 +201,10 @@ def BraidTrainingStep : Pass<"braid-training-step", "::mlir::ModuleOp"> {
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "Weight decay (decoupled for AdamW, added to g for SGD)">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
-           "Clip the gradients' global norm to this (0: off)">
+           "Clip the gradients' global norm to this (0: off)">,
+    Option<"markGradients", "mark-gradients", "bool", /*default=*/"false",
+           "Mark the op computing each gradient (braid.gradient_of), for "
+           "braid-acco">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
@@ -417,6 +424,62 @@ def BraidCocodSgd : Pass<"braid-cocod-sgd", "::mlir::ModuleOp"> {
            "Data-parallel ranks (P)">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
            "Hardware profile of the cost model (period=0)">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def BraidAcco : Pass<"braid-acco", "::mlir::ModuleOp"> {
+  let summary = "One optimizer step of ACCO: the sharded optimizer step "
+                "and its collectives beside the next micro-batches' "
+                "gradients";
+  let description = [{
+    Turns a one-rank training step (braid-training-step's @main, run with
+    `mark-gradients=true`) into one optimizer step of ACCO (Nabli et al.,
+    arXiv 2406.02613; the authors' trainer_decoupled.py) on a new mesh
+    `@world(dp = ranks)`. A call runs two rounds of `micro` micro-batches
+    on every rank:
+
+    1. *estimate*: `t~ = opt(t, state; pending)`, from the gradients the
+       previous call left pending (reduce-scattered, the optimizer on this
+       rank's shard, the parameters all-gathered; the optimizer state is
+       not kept), while the rank computes the gradients `B1` of `micro`
+       micro-batches at `t`;
+    2. *real*: `t = opt(t, state; pending + B1)`, the step that is kept,
+       while the rank computes the gradients `B2` of `micro` micro-batches
+       at `t~`, which become the pending gradients of the next call.
+
+    Gradients are averaged over the ranks and micro-batches in them. The
+    first call has no pending gradients: its estimate is the optimizer on
+    a zero gradient. Neither round's communication reads what its round
+    computes, so braid-schedule overlaps them. The optimizer state (moments,
+    momentum buffers) is stored split over the ranks as ZeRO-1 splits it
+    (first dimension divisible by `ranks`), the optimizer runs on shards
+    (global-norm clipping's sum of squares: a shard's, all-reduced), and
+    each rank's pending gradient sums are the state weights
+    `<parameter>.acco_pending` (`[ranks, ...]`, stored split) with their
+    count `braid.acco.count`, so a checkpoint holds the whole run.
+
+    Not an exact rewrite of synchronous training (documented in
+    docs/training.md). The data contract becomes `steps = 2 * micro` steps
+    of `batch = ranks * B` rows per call: tokens and labels
+    `[2 * micro * ranks * B, S]`; step k reads rows `[k P B, (k + 1) P B)`,
+    rank r the B rows from `k P B + r B`; the loss result is `[2 * micro]`,
+    each micro-batch's loss averaged over the ranks.
+
+    `micro=0` (braidc's `acco=auto`) picks the fewest micro-batches per
+    round whose estimated compute, on hardware profile `hw`, covers the
+    round's estimated communication (at most 16), and says so in a remark.
+  }];
+  let options = [
+    Option<"micro", "micro", "int64_t", /*default=*/"1",
+           "Micro-batches per round (two rounds per call); 0: auto, the "
+           "fewest whose compute covers the round's communication on the "
+           "cost model">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Data-parallel ranks (P)">,
+    Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
+           "Hardware profile of the cost model (micro=0)">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];

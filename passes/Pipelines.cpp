@@ -307,9 +307,9 @@ LogicalResult mlir::braid::buildDriverPipeline(
   // A data-parallel training step buckets its gradient all-reduces by
   // default (DDP); `none` asks for the synchronous program.
   std::string overlapText = options.overlap;
-  bool cocod = options.train.enabled && !options.train.algorithm.empty();
+  bool byAlgorithm = options.train.enabled && !options.train.algorithm.empty();
   if (overlapText.empty() && options.train.enabled && parallel.dp > 0)
-    overlapText = cocod ? "schedule" : "buckets=auto";
+    overlapText = byAlgorithm ? "schedule" : "buckets=auto";
   if (StringRef(overlapText).trim() == "none")
     overlapText.clear();
   // `balance` is spelled with the overlap choices but reorders the
@@ -374,30 +374,44 @@ LogicalResult mlir::braid::buildDriverPipeline(
                            ? train.weightDecay
                            : (train.optimizer == "adamw" ? 0.01 : 0.0);
     step.clipNorm = train.clipNorm;
+    step.markGradients = byAlgorithm && StringRef(train.algorithm).starts_with("acco");
     pm.addPass(createBraidTrainingStep(step));
     pm.addPass(createCSEPass());
-    if (cocod) {
+    if (byAlgorithm) {
       StringRef text = train.algorithm;
       auto [name, count] = text.split('=');
-      BraidCocodSgdOptions local;
-      local.ranks = parallel.dp;
-      if (name != "cocod-sgd")
+      if (name != "cocod-sgd" && name != "acco")
         return emitError("--algorithm '" + text +
-                         "' is not cocod-sgd=K (the only algorithm so far)");
-      local.hw = options.hw;
-      if (count == "auto")
-        local.period = 0;
-      else if (count.empty() || count.getAsInteger(10, local.period) ||
-               local.period < 1)
-        return emitError("--algorithm '" + text +
-                         "' needs a period: cocod-sgd=K with K >= 1 local "
-                         "steps per averaging, or cocod-sgd=auto");
+                         "' is not cocod-sgd=K or acco[=M] (the training "
+                         "algorithms so far)");
+      int64_t number = 0;
+      if (name == "acco" && count.empty())
+        number = 1;
+      else if (count == "auto")
+        number = 0;
+      else if (count.empty() || count.getAsInteger(10, number) || number < 1)
+        return emitError(
+            "--algorithm '" + text + "' needs " +
+            (name == "acco" ? "a micro-batch count: acco=M with M >= 1 "
+                              "micro-batches per round, or acco=auto"
+                            : "a period: cocod-sgd=K with K >= 1 local "
+                              "steps per averaging, or cocod-sgd=auto"));
       if (parallel.dp == 0 || parallel.tp > 0 || parallel.sp ||
           parallel.ep > 0 || parallel.cp > 0)
         return emitError("--algorithm " + text +
                          " runs on data-parallel ranks only: it needs "
                          "--parallel dp=N and no other axis");
-      if (train.zero > 0)
+      if (name == "acco" && parallel.dp < 2)
+        return emitError("--algorithm " + text +
+                         " overlaps the optimizer step's collectives with "
+                         "the next gradients and needs --parallel dp=N with "
+                         "N >= 2");
+      if (name == "acco" && train.zero == 3)
+        return emitError("--algorithm " + text +
+                         " splits the optimizer state over the ranks as "
+                         "--zero 1 does, and keeps the parameters whole: "
+                         "--zero 3 does not apply");
+      if (name == "cocod-sgd" && train.zero > 0)
         return emitError("--algorithm " + text +
                          " keeps each rank's optimizer state local; "
                          "--zero does not apply");
@@ -407,12 +421,25 @@ LogicalResult mlir::braid::buildDriverPipeline(
                            " has no gradient all-reduces to overlap: "
                            "--overlap '" + item +
                            "' does not apply (schedule does, the default)");
-      pm.addPass(createBraidCocodSgd(local));
+      if (name == "acco") {
+        BraidAccoOptions acco;
+        acco.ranks = parallel.dp;
+        acco.micro = number;
+        acco.hw = options.hw;
+        pm.addPass(createBraidAcco(acco));
+      } else {
+        BraidCocodSgdOptions local;
+        local.ranks = parallel.dp;
+        local.period = number;
+        local.hw = options.hw;
+        pm.addPass(createBraidCocodSgd(local));
+      }
       pm.addPass(createCSEPass());
     }
   }
-  // CoCoD-SGD's pass makes the data-parallel program itself.
-  if ((!options.parallel.empty() || balance) && !cocod) {
+  // The training algorithms' passes make the data-parallel program
+  // themselves.
+  if ((!options.parallel.empty() || balance) && !byAlgorithm) {
     parallel.balance = balance;
     parallel.allowReplicated = options.allowReplicated;
     parallel.zero = options.train.zero;

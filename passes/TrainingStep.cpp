@@ -161,6 +161,17 @@ LogicalResult TrainingStep::rewrite(ModuleOp module, func::FuncOp main) {
     return main.emitError("braid-training-step: @main returns no gradients "
                           "(run braid-autodiff first)");
   Value loss = ret.getOperand(0);
+  // braid-acco splits the step at the gradients.
+  if (markGradients)
+    for (Param &p : params) {
+      Operation *def = p.grad.getDefiningOp();
+      if (!def || def->getNumResults() != 1 || def->hasAttr("braid.gradient_of"))
+        return main.emitError("braid-training-step: the gradient of @")
+               << p.weight.getSymName()
+               << " cannot be marked (it is no single result of its own op)";
+      def->setAttr("braid.gradient_of",
+                   FlatSymbolRefAttr::get(p.weight.getSymNameAttr()));
+    }
   auto lossType = dyn_cast<RankedTensorType>(loss.getType());
   if (!lossType || lossType.getRank() != 0)
     return main.emitError("braid-training-step: result #0 of @main must be "

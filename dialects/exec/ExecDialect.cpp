@@ -58,8 +58,9 @@ static LogicalResult verifyTraining(PlanOp plan,
   }
   if (Attribute value = training.get("algorithm")) {
     auto name = dyn_cast<StringAttr>(value);
-    if (!name || name.getValue() != "cocod-sgd")
-      return plan.emitOpError("training 'algorithm' must be \"cocod-sgd\"");
+    if (!name || (name.getValue() != "cocod-sgd" && name.getValue() != "acco"))
+      return plan.emitOpError(
+          "training 'algorithm' must be \"cocod-sgd\" or \"acco\"");
   }
   for (StringRef key : {"tokens", "labels", "loss"})
     if (!training.getAs<StringAttr>(key))

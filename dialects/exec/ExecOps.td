@@ -55,9 +55,11 @@ def Exec_PlanOp : Exec_Op<"plan", [Symbol, SymbolTable, NoTerminator,
 
     The tokens and labels inputs are `[batch, sequence]` tensors of i64 or
     i32; the loss output is a scalar f32. A plan that runs several steps per
-    call (`steps = K`, braid-cocod-sgd's period) has `[K * batch, sequence]`
-    inputs and an f32 `[K]` loss; `algorithm = "cocod-sgd"` says that its
-    ranks' parameters differ between averagings.
+    call (`steps = K`: braid-cocod-sgd's period, braid-acco's two rounds of
+    micro-batches) has `[K * batch, sequence]` inputs and an f32 `[K]` loss;
+    `algorithm = "cocod-sgd"` says that its ranks' parameters differ between
+    averagings, `algorithm = "acco"` that a call is one optimizer step of
+    ACCO.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
                        DenseI64ArrayAttr:$axis_sizes, I64Attr:$arena_bytes,

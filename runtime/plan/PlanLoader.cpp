@@ -391,10 +391,12 @@ private:
     if (training.steps() < 0)
       fail("training.steps",
            std::to_string(training.steps()) + " is negative");
-    if (!training.algorithm().empty() && training.algorithm() != "cocod-sgd")
+    if (!training.algorithm().empty() && training.algorithm() != "cocod-sgd" &&
+        training.algorithm() != "acco")
       fail("training.algorithm",
            quoted(training.algorithm()) +
-               " is not a training algorithm braid-run knows (cocod-sgd)");
+               " is not a training algorithm braid-run knows (cocod-sgd, "
+               "acco)");
     // steps 0 (an older plan) is one step per call.
     int64_t steps = std::max<int64_t>(training.steps(), 1);
     std::vector<int64_t> batchShape = {steps * training.batch(),

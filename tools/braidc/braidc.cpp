@@ -182,7 +182,10 @@ llvm::cl::opt<std::string> algorithm(
                    "that is not synchronous SGD. cocod-sgd=K: K local steps "
                    "on each rank while the average of the parameters the "
                    "period started from is all-reduced in the background "
-                   "(CoCoD-SGD; K a count or auto)"),
+                   "(CoCoD-SGD; K a count or auto). acco[=M]: each call "
+                   "one optimizer step of ACCO, its sharded update and "
+                   "collectives beside two rounds of M micro-batches (M a "
+                   "count, default 1, or auto)"),
     llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> memoryLimit(
@@ -207,9 +210,9 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   uint64_t scale = llvm::StringSwitch<uint64_t>(text.drop_front(
                                                     std::min(digits, text.size())))
                        .Case("", 1)
-                       .Cases("K", "KiB", 1ull << 10)
-                       .Cases("M", "MiB", 1ull << 20)
-                       .Cases("G", "GiB", 1ull << 30)
+                       .Cases({"K", "KiB"}, 1ull << 10)
+                       .Cases({"M", "MiB"}, 1ull << 20)
+                       .Cases({"G", "GiB"}, 1ull << 30)
                        .Default(0);
   uint64_t value = 0;
   if (text.take_front(digits).getAsInteger(10, value) || value == 0 ||

@@ -311,10 +311,10 @@ TEST(PlanLoaderTest, Training) {
   EXPECT_THAT(loadError(negative),
               HasSubstr("training.steps: -1 is negative"));
   PlanBuilder algorithm = trainingPlan();
-  algorithm.plan.mutable_training()->set_algorithm("acco");
+  algorithm.plan.mutable_training()->set_algorithm("diloco");
   EXPECT_THAT(loadError(algorithm),
-              HasSubstr("training.algorithm: 'acco' is not a training "
-                        "algorithm braid-run knows (cocod-sgd)"));
+              HasSubstr("training.algorithm: 'diloco' is not a training "
+                        "algorithm braid-run knows (cocod-sgd, acco)"));
   PlanBuilder period = trainingPlan();
   period.plan.mutable_training()->set_steps(2);
   period.plan.mutable_training()->set_batch(1);

@@ -25,8 +25,8 @@ exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labe
 
 // -----
 
-// expected-error @+1 {{'exec.plan' op training 'algorithm' must be "cocod-sgd"}}
-exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 1 : i64, algorithm = "acco"} {
+// expected-error @+1 {{'exec.plan' op training 'algorithm' must be "cocod-sgd" or "acco"}}
+exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 1 : i64, algorithm = "diloco"} {
 }
 
 // -----
