@@ -106,7 +106,7 @@ struct Acco : public mlir::braid::impl::BraidAccoBase<Acco> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int64_t count = micro;
-    if (count == 0) {
+    if (count == 0 && !synchronous) {
       FailureOr<int64_t> chosen = chooseMicro(module);
       if (failed(chosen))
         return signalPassFailure();
@@ -310,7 +310,7 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     lastWeight = w;
   b.setInsertionPointAfter(lastWeight);
   SmallVector<WeightOp> pendingWeights;
-  for (auto [i, g] : llvm::enumerate(grads)) {
+  for (auto [i, g] : llvm::enumerate(synchronous ? ArrayRef<Value>() : grads)) {
     auto type = cast<RankedTensorType>(g.getType());
     SmallVector<int64_t> shape{ranks};
     llvm::append_range(shape, type.getShape());
@@ -321,15 +321,18 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
         b, loc, b.getStringAttr(name), TypeAttr::get(type.clone(shape)),
         b.getUnitAttr(), b.getUnitAttr()));
   }
-  if (symbols.lookup("braid.acco.count"))
+  if (!synchronous && symbols.lookup("braid.acco.count"))
     return fail(module) << "the module already has a weight @braid.acco.count";
   auto scalarType = RankedTensorType::get({}, b.getF32Type());
-  auto countWeight = WeightOp::create(b, loc, b.getStringAttr("braid.acco.count"),
-                                      TypeAttr::get(scalarType),
-                                      b.getUnitAttr(), b.getUnitAttr());
+  WeightOp countWeight;
+  if (!synchronous)
+    countWeight = WeightOp::create(b, loc, b.getStringAttr("braid.acco.count"),
+                                   TypeAttr::get(scalarType), b.getUnitAttr(),
+                                   b.getUnitAttr());
 
-  // The new entry block: the data inputs hold 2M steps of P batches.
-  int64_t steps = 2 * micro;
+  // The new entry block: the data inputs hold 2M steps (M synchronously)
+  // of P batches.
+  int64_t steps = synchronous ? micro : 2 * micro;
   auto *entry = new Block();
   main.getBody().push_front(entry);
   SmallVector<Type> argTypes;
@@ -383,8 +386,11 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
         meshRef, shardingAttr(stored.getRank(), 0));
     pending.push_back(ReshapeOp::create(b, loc, g.getType(), shard));
   }
-  Value count = GetWeightOp::create(
-      b, loc, scalarType, FlatSymbolRefAttr::get(countWeight.getSymNameAttr()));
+  Value count =
+      synchronous ? Value()
+                  : GetWeightOp::create(
+                        b, loc, scalarType,
+                        FlatSymbolRefAttr::get(countWeight.getSymNameAttr()));
 
   // One optimizer update, on shards, from gradient sums `sums` over `scale`
   // times their count: returns the values of the step's set_weight ops
@@ -579,15 +585,75 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
       sums[i] = AddOp::create(b, loc, sums[i], more[i]);
   };
 
+  // The state for the next call from update `u` and its gathered
+  // parameters.
+  auto setState = [&](const Update &u,
+                      llvm::DenseMap<StringAttr, Value> &next) {
+    for (auto [set, value, dim] : llvm::zip(sets, u.values, u.splits)) {
+      StringAttr name = set.getNameAttr().getAttr();
+      if (parameters.count(name)) {
+        SetWeightOp::create(b, loc, set.getNameAttr(), next[name]);
+        continue;
+      }
+      auto type = cast<RankedTensorType>(set.getValue().getType());
+      if (dim < 0)
+        SetWeightOp::create(b, loc, set.getNameAttr(), value);
+      else
+        SetWeightOp::create(b, loc, set.getNameAttr(), value, meshRef,
+                            shardingAttr(type.getRank(), dim));
+    }
+  };
+  // The losses returned and the step's new contract.
+  auto finish = [&](ArrayRef<Value> losses) -> LogicalResult {
+    auto lossesType = RankedTensorType::get({steps}, lossType.getElementType());
+    SmallVector<Value> rows;
+    for (Value l : losses)
+      rows.push_back(ReshapeOp::create(
+          b, loc, RankedTensorType::get({1}, lossType.getElementType()), l));
+    Value all = ConcatOp::create(b, loc, lossesType, rows, 0);
+    Value mean = AllReduceOp::create(b, loc, lossesType, meshRef, axes, all,
+                                     reduction(ReductionKind::Avg));
+    func::ReturnOp::create(b, ret.getLoc(), mean);
+    body.dropAllDefinedValueUses();
+    body.erase();
+
+    main.setFunctionType(FunctionType::get(context, argTypes, {lossesType}));
+    NamedAttrList entries(training);
+    entries.set("batch", b.getI64IntegerAttr(batch * ranks));
+    entries.set("steps", b.getI64IntegerAttr(steps));
+    if (!synchronous)
+      entries.set("algorithm", b.getStringAttr("acco"));
+    main->setAttr("braid.training", entries.getDictionary(context));
+    return success();
+  };
+
   llvm::DenseMap<StringAttr, Value> current;
   for (Operation &op : body)
     if (auto get = dyn_cast<GetWeightOp>(op);
         get && parameters.count(get.getNameAttr().getAttr()))
       current[get.getNameAttr().getAttr()] = reads.lookup(get.getResult());
 
+  Value one = constant(1.0);
+  SmallVector<Value> first, second, losses;
+  if (synchronous) {
+    // Gradient accumulation: M micro-batches at t, then one step on their
+    // mean.
+    for (int64_t k = 0; k < micro; ++k) {
+      SmallVector<Value> out = compute(k, current);
+      losses.push_back(out.pop_back_val());
+      accumulate(first, out);
+    }
+    FailureOr<Update> step =
+        update(first, constant(1.0 / static_cast<double>(micro * ranks)));
+    if (failed(step))
+      return failure();
+    llvm::DenseMap<StringAttr, Value> next = gathered(*step);
+    setState(*step, next);
+    return finish(losses);
+  }
+
   // Round 1: the estimate from the pending gradients (scale P max(n, 1):
   // a zero sum in the first call), beside the gradients at t.
-  Value one = constant(1.0);
   Value estimateScale = DivOp::create(
       b, loc, one,
       MulOp::create(b, loc, MaxOp::create(b, loc, count, one),
@@ -596,7 +662,6 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   if (failed(estimate))
     return failure();
   llvm::DenseMap<StringAttr, Value> estimated = gathered(*estimate);
-  SmallVector<Value> first, second, losses;
   for (int64_t k = 0; k < micro; ++k) {
     SmallVector<Value> out = compute(k, current);
     losses.push_back(out.pop_back_val());
@@ -623,20 +688,7 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     accumulate(second, out);
   }
 
-  // The state for the next call.
-  for (auto [set, value, dim] : llvm::zip(sets, real->values, real->splits)) {
-    StringAttr name = set.getNameAttr().getAttr();
-    if (parameters.count(name)) {
-      SetWeightOp::create(b, loc, set.getNameAttr(), next[name]);
-      continue;
-    }
-    auto type = cast<RankedTensorType>(set.getValue().getType());
-    if (dim < 0)
-      SetWeightOp::create(b, loc, set.getNameAttr(), value);
-    else
-      SetWeightOp::create(b, loc, set.getNameAttr(), value, meshRef,
-                          shardingAttr(type.getRank(), dim));
-  }
+  setState(*real, next);
   for (auto [sum, weight] : llvm::zip(second, pendingWeights)) {
     RankedTensorType stored = weight.getTensorType();
     SmallVector<int64_t> one(stored.getShape());
@@ -649,25 +701,7 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
                       FlatSymbolRefAttr::get(countWeight.getSymNameAttr()),
                       constant(static_cast<double>(micro)));
 
-  auto lossesType = RankedTensorType::get({steps}, lossType.getElementType());
-  SmallVector<Value> rows;
-  for (Value l : losses)
-    rows.push_back(ReshapeOp::create(
-        b, loc, RankedTensorType::get({1}, lossType.getElementType()), l));
-  Value all = ConcatOp::create(b, loc, lossesType, rows, 0);
-  Value mean = AllReduceOp::create(b, loc, lossesType, meshRef, axes, all,
-                                   reduction(ReductionKind::Avg));
-  func::ReturnOp::create(b, ret.getLoc(), mean);
-  body.dropAllDefinedValueUses();
-  body.erase();
-
-  main.setFunctionType(FunctionType::get(context, argTypes, {lossesType}));
-  NamedAttrList entries(training);
-  entries.set("batch", b.getI64IntegerAttr(batch * ranks));
-  entries.set("steps", b.getI64IntegerAttr(steps));
-  entries.set("algorithm", b.getStringAttr("acco"));
-  main->setAttr("braid.training", entries.getDictionary(context));
-  return success();
+  return finish(losses);
 }
 
 } // namespace

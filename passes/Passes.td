@@ -470,6 +470,13 @@ def BraidAcco : Pass<"braid-acco", "::mlir::ModuleOp"> {
     `micro=0` (braidc's `acco=auto`) picks the fewest micro-batches per
     round whose estimated compute, on hardware profile `hw`, covers the
     round's estimated communication (at most 16), and says so in a remark.
+
+    `synchronous=true` (braidc's `accumulate=N`) builds the baseline ACCO
+    is measured against instead: synchronous data parallelism with the same
+    split optimizer (ZeRO-1) and gradient accumulation, `micro`
+    micro-batches at `t` and one step on their mean per call (`steps =
+    micro`, no pending state). An exact rewrite of synchronous training at
+    batch `micro * ranks * B`.
   }];
   let options = [
     Option<"micro", "micro", "int64_t", /*default=*/"1",
@@ -479,7 +486,10 @@ def BraidAcco : Pass<"braid-acco", "::mlir::ModuleOp"> {
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",
            "Data-parallel ranks (P)">,
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
-           "Hardware profile of the cost model (micro=0)">
+           "Hardware profile of the cost model (micro=0)">,
+    Option<"synchronous", "synchronous", "bool", /*default=*/"false",
+           "Gradient accumulation over micro micro-batches and one "
+           "synchronous step (the baseline), not ACCO">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
                            "::mlir::arith::ArithDialect"];

@@ -374,39 +374,44 @@ LogicalResult mlir::braid::buildDriverPipeline(
                            ? train.weightDecay
                            : (train.optimizer == "adamw" ? 0.01 : 0.0);
     step.clipNorm = train.clipNorm;
-    step.markGradients = byAlgorithm && StringRef(train.algorithm).starts_with("acco");
+    step.markGradients =
+        byAlgorithm && StringRef(train.algorithm).starts_with("acc");
     pm.addPass(createBraidTrainingStep(step));
     pm.addPass(createCSEPass());
     if (byAlgorithm) {
       StringRef text = train.algorithm;
       auto [name, count] = text.split('=');
-      if (name != "cocod-sgd" && name != "acco")
+      if (name != "cocod-sgd" && name != "acco" && name != "accumulate")
         return emitError("--algorithm '" + text +
-                         "' is not cocod-sgd=K or acco[=M] (the training "
-                         "algorithms so far)");
+                         "' is not cocod-sgd=K, acco[=M] or accumulate=N "
+                         "(the training algorithms so far)");
       int64_t number = 0;
       if (name == "acco" && count.empty())
         number = 1;
-      else if (count == "auto")
+      else if (count == "auto" && name != "accumulate")
         number = 0;
       else if (count.empty() || count.getAsInteger(10, number) || number < 1)
         return emitError(
             "--algorithm '" + text + "' needs " +
             (name == "acco" ? "a micro-batch count: acco=M with M >= 1 "
                               "micro-batches per round, or acco=auto"
-                            : "a period: cocod-sgd=K with K >= 1 local "
-                              "steps per averaging, or cocod-sgd=auto"));
+             : name == "accumulate"
+                 ? "a micro-batch count: accumulate=N with N >= 1 "
+                   "micro-batches per step"
+                 : "a period: cocod-sgd=K with K >= 1 local steps per "
+                   "averaging, or cocod-sgd=auto"));
       if (parallel.dp == 0 || parallel.tp > 0 || parallel.sp ||
           parallel.ep > 0 || parallel.cp > 0)
         return emitError("--algorithm " + text +
                          " runs on data-parallel ranks only: it needs "
                          "--parallel dp=N and no other axis");
-      if (name == "acco" && parallel.dp < 2)
+      bool acco = name == "acco" || name == "accumulate";
+      if (acco && parallel.dp < 2)
         return emitError("--algorithm " + text +
                          " overlaps the optimizer step's collectives with "
                          "the next gradients and needs --parallel dp=N with "
                          "N >= 2");
-      if (name == "acco" && train.zero == 3)
+      if (acco && train.zero == 3)
         return emitError("--algorithm " + text +
                          " splits the optimizer state over the ranks as "
                          "--zero 1 does, and keeps the parameters whole: "
@@ -418,15 +423,17 @@ LogicalResult mlir::braid::buildDriverPipeline(
       for (StringRef item : steps)
         if (item != "schedule")
           return emitError("--algorithm " + text +
-                           " has no gradient all-reduces to overlap: "
-                           "--overlap '" + item +
+                           (acco ? " places its collectives itself"
+                                 : " has no gradient all-reduces to overlap") +
+                           ": --overlap '" + item +
                            "' does not apply (schedule does, the default)");
-      if (name == "acco") {
-        BraidAccoOptions acco;
-        acco.ranks = parallel.dp;
-        acco.micro = number;
-        acco.hw = options.hw;
-        pm.addPass(createBraidAcco(acco));
+      if (acco) {
+        BraidAccoOptions rounds;
+        rounds.ranks = parallel.dp;
+        rounds.micro = number;
+        rounds.synchronous = name == "accumulate";
+        rounds.hw = options.hw;
+        pm.addPass(createBraidAcco(rounds));
       } else {
         BraidCocodSgdOptions local;
         local.ranks = parallel.dp;

@@ -140,12 +140,17 @@ TrainingRun::TrainingRun(const LoadedPlan &plan, const TokenFile &data,
         "the plan trains with CoCoD-SGD: its ranks hold different "
         "parameters between averagings, so one checkpoint of them is not "
         "the run's state; --save and --resume are not supported for it yet");
-  if (options_.steps % perCall != 0)
+  if (options_.steps % perCall != 0) {
+    std::string why = training.algorithm() == "cocod-sgd" ? "cocod-sgd period"
+                      : training.algorithm() == "acco"
+                          ? "acco: two rounds of micro-batches"
+                          : "micro-batches accumulated per step";
     throw TrainingError("--steps " + std::to_string(options_.steps) +
                         ": the plan runs " + std::to_string(perCall) +
-                        " steps per call (" + training.algorithm() +
-                        " period), so --steps must be a multiple of " +
+                        " steps per call (" + why +
+                        "), so --steps must be a multiple of " +
                         std::to_string(perCall));
+  }
   if (options_.saveEvery % perCall != 0)
     throw TrainingError("--save-every " + std::to_string(options_.saveEvery) +
                         " must be a multiple of the plan's " +

@@ -18,6 +18,12 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-DP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 1 --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-ZERO
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-BUCKETS
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm acco=0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-MICRO
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm accumulate=auto -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCUMULATE
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=1 --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ONE
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-TP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 3 --algorithm acco=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ZERO3
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=auto --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-BUCKETS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-TRAIN
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --memory-limit 12x -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --memory-limit 0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT0
@@ -26,11 +32,17 @@
 // LIMIT: error: --memory-limit needs a positive size in bytes, e.g. 1048576, 64M or 2GiB, not '12x'
 // LIMIT0: error: --memory-limit needs a positive size in bytes, e.g. 1048576, 64M or 2GiB, not '0'
 // LIMIT-OVERLAP: error: --memory-limit bounds the collectives braid-schedule issues early; it needs --overlap (schedule, or a pass that ends with it)
-// ALGO-NAME: error: --algorithm 'foo=2' is not cocod-sgd=K (the only algorithm so far)
+// ALGO-NAME: error: --algorithm 'foo=2' is not cocod-sgd=K, acco[=M] or accumulate=N (the training algorithms so far)
 // ALGO-PERIOD: error: --algorithm 'cocod-sgd=0' needs a period: cocod-sgd=K with K >= 1 local steps per averaging, or cocod-sgd=auto
 // ALGO-DP: error: --algorithm cocod-sgd=2 runs on data-parallel ranks only: it needs --parallel dp=N and no other axis
 // ALGO-ZERO: error: --algorithm cocod-sgd=2 keeps each rank's optimizer state local; --zero does not apply
 // ALGO-BUCKETS: error: --algorithm cocod-sgd=2 has no gradient all-reduces to overlap: --overlap 'buckets' does not apply (schedule does, the default)
+// ACCO-MICRO: error: --algorithm 'acco=0' needs a micro-batch count: acco=M with M >= 1 micro-batches per round, or acco=auto
+// ACCUMULATE: error: --algorithm 'accumulate=auto' needs a micro-batch count: accumulate=N with N >= 1 micro-batches per step
+// ACCO-ONE: error: --algorithm acco overlaps the optimizer step's collectives with the next gradients and needs --parallel dp=N with N >= 2
+// ACCO-TP: error: --algorithm acco runs on data-parallel ranks only: it needs --parallel dp=N and no other axis
+// ACCO-ZERO3: error: --algorithm acco=2 splits the optimizer state over the ranks as --zero 1 does, and keeps the parameters whole: --zero 3 does not apply
+// ACCO-BUCKETS: error: --algorithm acco places its collectives itself: --overlap 'buckets=auto' does not apply (schedule does, the default)
 // ALGO-TRAIN: error: --algorithm needs --train
 // LOGITS: error: braid-next-token-loss: the first result of @main is 'tensor<4x64xf32>', not [batch, sequence, vocabulary] float logits
 // NEEDS: error: --lr needs --train

@@ -185,7 +185,9 @@ llvm::cl::opt<std::string> algorithm(
                    "(CoCoD-SGD; K a count or auto). acco[=M]: each call "
                    "one optimizer step of ACCO, its sharded update and "
                    "collectives beside two rounds of M micro-batches (M a "
-                   "count, default 1, or auto)"),
+                   "count, default 1, or auto). accumulate=N: synchronous, "
+                   "ZeRO-1's split optimizer, N micro-batches per step "
+                   "(ACCO's baseline)"),
     llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> memoryLimit(
