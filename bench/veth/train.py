@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Data-parallel training over the rate-limited veth link: synchronous SGD,
-gradient buckets, ZeRO-1, ZeRO-3 and CoCoD-SGD, measured and simulated.
+gradient buckets, ZeRO-1, ZeRO-3, CoCoD-SGD and ACCO, measured and simulated.
 
 Two ranks, one per network namespace, joined only by the tbf-shaped veth pair
 of setup.sh (run.py's harness: the same launch, calibration and simulator
 profile). Each configuration is compiled from the same model with
 `braidc --train --parallel dp=2 ...` and trained on the same tokens:
 synchronous data parallelism splits the model's batch B over the ranks (B
-windows per step), CoCoD-SGD gives each rank a batch of its own (2 B windows
-per step), so CoCoD runs half as many steps for the same tokens. The
+windows per step), CoCoD-SGD, ACCO and ZeRO-1 with gradient accumulation
+(accumulate8, ACCO's baseline: the same optimizer steps on the same windows
+as ACCO M=4) give each rank a batch of its own (2 B windows per step), so
+they run half as many steps for the same tokens; ACCO and accumulate8 log
+one step per micro-batch. The
 configurations run alternately, `--repeats` times each; a run's time is
 braid-run's "trained steps ... in X s" (the steps alone: no process start,
 MPI wire-up or weight loading), the median over the runs. Next to it, the
@@ -46,6 +49,13 @@ CONFIGS = {
     "cocod2": ["--algorithm", "cocod-sgd=2"],
     "cocod4": ["--algorithm", "cocod-sgd=4"],
     "cocod8": ["--algorithm", "cocod-sgd=8"],
+    "accumulate8": ["--algorithm", "accumulate=8"],
+    "acco4": ["--algorithm", "acco=4"],
+    "accumulate16": ["--algorithm", "accumulate=16"],
+    "acco8": ["--algorithm", "acco=8"],
+    "accumulate24": ["--algorithm", "accumulate=24"],
+    "acco12": ["--algorithm", "acco=12"],
+    "acco-auto": ["--algorithm", "acco=auto"],
 }
 LABELS = {
     "sync": "synchronous (no overlap)",
@@ -55,6 +65,13 @@ LABELS = {
     "cocod2": "CoCoD-SGD K=2",
     "cocod4": "CoCoD-SGD K=4",
     "cocod8": "CoCoD-SGD K=8",
+    "accumulate8": "ZeRO-1, 8 micro-batches/step",
+    "acco4": "ACCO M=4",
+    "accumulate16": "ZeRO-1, 16 micro-batches/step",
+    "acco8": "ACCO M=8",
+    "accumulate24": "ZeRO-1, 24 micro-batches/step",
+    "acco12": "ACCO M=12",
+    "acco-auto": "ACCO M=auto",
 }
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
           "#17becf"]
