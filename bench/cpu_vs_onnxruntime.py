@@ -52,12 +52,12 @@ def fail(message):
 # --- generated models --------------------------------------------------------
 
 def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
-                 seed=0):
+                 seed=0, batch=1):
     """Writes a decoder-only language model as an ONNX graph with random
     weights: GPT-2 style (learned positions, LayerNorm with bias, tanh-GELU
     MLP, biases) or LLaMA style (RMSNorm, rotary embedding, SwiGLU, grouped
-    query attention, no biases). Input input_ids [1, seq] (int64), output
-    logits [1, seq, vocab]."""
+    query attention, no biases). Input input_ids [batch, seq] (int64), output
+    logits [batch, seq, vocab]."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -117,7 +117,7 @@ def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
         return op("Add", [y, weight("b", (n_out,))]) if bias else y
 
     def heads_of(v, count):
-        r = op("Reshape", [v, const([1, seq, count, head], np.int64)])
+        r = op("Reshape", [v, const([batch, seq, count, head], np.int64)])
         return op("Transpose", [r], perm=[0, 2, 1, 3])
 
     def rotate(v):
@@ -142,9 +142,9 @@ def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
 
             def expand(t):
                 u = op("Unsqueeze", [t, const([2], np.int64)])
-                u = op("Expand", [u, const([1, kv_heads, repeat, seq, head],
+                u = op("Expand", [u, const([batch, kv_heads, repeat, seq, head],
                                            np.int64)])
-                return op("Reshape", [u, const([1, heads, seq, head],
+                return op("Reshape", [u, const([batch, heads, seq, head],
                                                np.int64)])
             k, v = expand(k), expand(v)
         scores = op("Mul", [op("MatMul", [q, op("Transpose", [k],
@@ -152,7 +152,7 @@ def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
         probs = op("Softmax", [op("Add", [scores, mask])], axis=-1)
         context = op("Transpose", [op("MatMul", [probs, v])],
                      perm=[0, 2, 1, 3])
-        context = op("Reshape", [context, const([1, seq, hidden], np.int64)])
+        context = op("Reshape", [context, const([batch, seq, hidden], np.int64)])
         x = op("Add", [x, linear(context, hidden, hidden, bias)])
         h = norm(x)
         if kind == "gpt2":
@@ -174,9 +174,9 @@ def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
     graph = helper.make_graph(
         nodes, "decoder",
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64,
-                                       [1, seq])],
+                                       [batch, seq])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
-                                       [1, seq, vocab])],
+                                       [batch, seq, vocab])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
