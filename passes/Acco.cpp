@@ -605,12 +605,18 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   };
   // The losses returned and the step's new contract.
   auto finish = [&](ArrayRef<Value> losses) -> LogicalResult {
-    auto lossesType = RankedTensorType::get({steps}, lossType.getElementType());
-    SmallVector<Value> rows;
-    for (Value l : losses)
-      rows.push_back(ReshapeOp::create(
-          b, loc, RankedTensorType::get({1}, lossType.getElementType()), l));
-    Value all = ConcatOp::create(b, loc, lossesType, rows, 0);
+    // One step per call (accumulate=1) keeps a plain step's scalar loss.
+    auto lossesType =
+        steps == 1 ? lossType
+                   : RankedTensorType::get({steps}, lossType.getElementType());
+    Value all = losses.front();
+    if (steps > 1) {
+      SmallVector<Value> rows;
+      for (Value l : losses)
+        rows.push_back(ReshapeOp::create(
+            b, loc, RankedTensorType::get({1}, lossType.getElementType()), l));
+      all = ConcatOp::create(b, loc, lossesType, rows, 0);
+    }
     Value mean = AllReduceOp::create(b, loc, lossesType, meshRef, axes, all,
                                      reduction(ReductionKind::Avg));
     func::ReturnOp::create(b, ret.getLoc(), mean);

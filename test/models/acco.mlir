@@ -15,7 +15,8 @@
 // CHECK: PASS dp=4 M=2 sgd: 12 steps
 // CHECK: PASS dp=2 accumulate=3 adamw: 9 steps
 // CHECK: PASS dp=4 accumulate=2 sgd: 6 steps
-// CHECK: PASS: 6 runs
+// CHECK: PASS dp=2 accumulate=1 adamw: 3 steps
+// CHECK: PASS: 7 runs
 
 // The example GPT-2 and LLaMA, 100 micro-batches of AdamW on dp=2 and dp=4:
 // the loss decreases and ends within 5% of synchronous training with the

@@ -187,7 +187,7 @@ def main():
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--configs",
                    default="2:1:sgd,2:2:adamw,4:1:adamw_clip,4:2:sgd,"
-                           "2:3:adamw:sync,4:2:sgd:sync")
+                           "2:3:adamw:sync,4:2:sgd:sync,2:1:adamw:sync")
     p.add_argument("--models", default="",
                    help="example models: compare with synchronous training "
                         "instead (--configs P:M,...)")
