@@ -60,8 +60,16 @@ llvm::Error mlir::braid::onnx_import::writeSafetensors(
   // Pad the header so the data starts 8-byte aligned.
   json.append((8 - json.size() % 8) % 8, ' ');
 
+  // A file that exists and is not a regular one (/dev/null, a pipe) is
+  // written in place: renaming a temporary over it would replace the
+  // device (as root, /dev/null itself).
+  llvm::sys::fs::file_status status;
+  bool special = !llvm::sys::fs::status(path, status) &&
+                 llvm::sys::fs::exists(status) &&
+                 status.type() != llvm::sys::fs::file_type::regular_file;
   llvm::SmallString<256> temporary(path);
-  temporary += ".tmp";
+  if (!special)
+    temporary += ".tmp";
   {
     std::error_code ec;
     llvm::raw_fd_ostream out(temporary, ec, llvm::sys::fs::OF_None);
@@ -78,11 +86,14 @@ llvm::Error mlir::braid::onnx_import::writeSafetensors(
       out << weight.data.bytes;
     out.close();
     if (out.has_error()) {
-      llvm::sys::fs::remove(temporary);
+      if (!special)
+        llvm::sys::fs::remove(temporary);
       return llvm::createStringError(
           out.error(), "cannot write '" + path + "': " + out.error().message());
     }
   }
+  if (special)
+    return llvm::Error::success();
   if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
     llvm::sys::fs::remove(temporary);
     return llvm::createStringError(ec, "cannot write '" + path +

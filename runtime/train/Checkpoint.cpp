@@ -16,6 +16,7 @@
 #include <map>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace braid::rt {
@@ -123,8 +124,18 @@ int64_t checkCheckpoint(const LoadedPlan &plan,
 AtomicFile::AtomicFile(std::string path, std::string suffix, bool keepPartial)
     : path_(std::move(path)), temporary_(path_ + suffix),
       keepPartial_(keepPartial) {
-  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-               0644);
+  // A path that exists and is not a regular file (/dev/null, a pipe) is
+  // written in place: renaming a temporary over it would replace the device
+  // (as root, /dev/null itself).
+  struct stat status;
+  if (::stat(path_.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
+    direct_ = true;
+    temporary_ = path_;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  } else {
+    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                 0644);
+  }
   if (fd_ < 0)
     throw TrainingError(systemError("create", temporary_));
 }
@@ -133,7 +144,7 @@ AtomicFile::~AtomicFile() {
   if (fd_ < 0)
     return;
   ::close(fd_);
-  if (!keepPartial_)
+  if (!keepPartial_ && !direct_)
     ::unlink(temporary_.c_str());
 }
 
@@ -151,6 +162,13 @@ void AtomicFile::write(const void *data, size_t bytes) {
 }
 
 void AtomicFile::commit() {
+  if (direct_) {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0)
+      throw TrainingError(systemError("close", path_));
+    return;
+  }
   if (::fsync(fd_) != 0)
     throw TrainingError(systemError("flush", temporary_));
   int fd = fd_;

@@ -57,7 +57,8 @@ int64_t checkCheckpoint(const LoadedPlan &plan,
 /// A file written under a temporary name and renamed into place only when
 /// complete, so that a reader never sees a partial file under `path`.
 /// Without commit() the temporary is removed (`keepPartial`: kept, for a
-/// log that is useful even when the run failed).
+/// log that is useful even when the run failed). A path that exists and is
+/// not a regular file (/dev/null, a pipe) is written in place instead.
 class AtomicFile {
 public:
   /// Creates `path` + `suffix`; throws TrainingError.
@@ -77,6 +78,8 @@ private:
   std::string path_, temporary_;
   int fd_ = -1;
   bool keepPartial_ = false;
+  /// The path is a device or a pipe: written in place, never renamed over.
+  bool direct_ = false;
 };
 
 /// Gathers every state weight of `plan` whole on rank 0 and writes them to

@@ -77,6 +77,12 @@
 // DONE: braid-run: error: checkpoint '{{.*}}ckpt.safetensors' resumes at step 10, but --steps 5 ends before it
 // RUN: not braid-run %t/train.bplan --steps 2 --data %t/tokens.bin --save %t/nofolder/c.safetensors 2>&1 | FileCheck %s --check-prefix=NOSAVE
 // NOSAVE: braid-run: error: cannot create '{{.*}}nofolder/c.safetensors.tmp': No such file or directory
+// A checkpoint and a loss log to a device (here through links to /dev/null)
+// are written in place: a temporary renamed over the path would replace
+// the link (and given /dev/null itself, as root, the device).
+// RUN: ln -sf /dev/null %t/devnull.safetensors && ln -sf /dev/null %t/devnull.csv
+// RUN: braid-run %t/train.bplan --steps 2 --data %t/tokens.bin --save %t/devnull.safetensors --loss-log %t/devnull.csv > /dev/null
+// RUN: test -L %t/devnull.safetensors && test -L %t/devnull.csv
 
 // A plan without a training section.
 // RUN: sed -e 's/ training {[^}]*}//' %s > %t/forward.mlir

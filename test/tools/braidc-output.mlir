@@ -48,3 +48,9 @@
 // RUN: braidc %braid_src_root/examples/models/mlp/model.onnx -o %t/null/out.mlir --progress=false
 // RUN: braidc %braid_src_root/examples/models/mlp/model.onnx -o %t/null/out.bplan --progress=false
 // RUN: not ls %t/null/out.safetensors
+// --weights naming a device (a link to /dev/null) writes it in place and
+// leaves the link (a temporary renamed over it would replace it: given
+// /dev/null itself, as root, the device).
+// RUN: ln -sf /dev/null %t/null/weights.safetensors
+// RUN: braidc %braid_src_root/examples/models/mlp/model.onnx -o %t/null/w.bplan --weights %t/null/weights.safetensors --progress=false
+// RUN: test -L %t/null/weights.safetensors
