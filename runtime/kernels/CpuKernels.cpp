@@ -612,15 +612,23 @@ void runArithmetic(const KernelArgs &args) {
 }
 
 void runCompare(const KernelArgs &args) {
+  if (cpu::compareDirect(compareKind(args), args.inputs[0], args.inputs[1],
+                         args.outputs[0]))
+    return;
   output(args, 0,
          ref::compare(compareKind(args), input(args, 0), input(args, 1)));
 }
 
 void runSelect(const KernelArgs &args) {
+  if (cpu::selectDirect(args.inputs[0], args.inputs[1], args.inputs[2],
+                        args.outputs[0]))
+    return;
   output(args, 0, ref::select(input(args, 0), input(args, 1), input(args, 2)));
 }
 
 void runCast(const KernelArgs &args) {
+  if (cpu::castDirect(args.inputs[0], args.outputs[0]))
+    return;
   output(args, 0, ref::cast(input(args, 0), args.outputs[0].dtype));
 }
 

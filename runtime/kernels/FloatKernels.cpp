@@ -158,53 +158,73 @@ void groupedMatmulF32(const TensorView &x, const TensorView &w, bool transposeW,
 }
 
 namespace {
-template <typename Op>
-void arithmetic(Op op, const TensorView &a, const TensorView &b, float *out,
-                const Shape &outShape) {
-  const float *x = a.as<float>(), *y = b.as<float>();
+/// The position of each output row's first element in an operand of
+/// `shape` broadcast to `outShape` (rows along the last dimension), and in
+/// `step` whether the operand walks the row (1) or repeats one element (0).
+std::vector<int64_t> rowStarts(const Shape &shape, const Shape &outShape,
+                               int64_t &step) {
+  Shape source = shape;
+  step = (!source.empty() && source.back() != 1) ? 1 : 0;
+  if (!source.empty())
+    source.back() = 1;
+  Shape target = outShape;
+  if (!target.empty())
+    target.back() = 1;
+  std::vector<int64_t> positions = broadcastPositions(source, target);
+  if (!shape.empty() && shape.back() != 1)
+    for (int64_t &p : positions)
+      p *= shape.back();
+  return positions;
+}
+
+/// out = op(x, y) elementwise with numpy broadcasting, any element types.
+template <typename TA, typename TB, typename TO, typename Op>
+void broadcastBinary(Op op, const TA *x, const Shape &shapeA, const TB *y,
+                     const Shape &shapeB, TO *out, const Shape &outShape) {
   int64_t count = product(outShape, 0, outShape.size());
-  if (a.shape == outShape && b.shape == outShape) {
+  if (shapeA == outShape && shapeB == outShape) {
     for (int64_t i = 0; i < count; ++i)
       out[i] = op(x[i], y[i]);
     return;
   }
-  if (a.shape == outShape && b.numElements() == 1) {
-    float scalar = y[0];
+  if (shapeA == outShape && product(shapeB, 0, shapeB.size()) == 1) {
+    TB scalar = y[0];
     for (int64_t i = 0; i < count; ++i)
       out[i] = op(x[i], scalar);
     return;
   }
   if (count == 0)
     return;
-  // Rows along the last dimension; each operand either walks the row or
-  // repeats one element of it.
   int64_t row = outShape.empty() ? 1 : outShape.back();
-  Shape outer(outShape.begin(), outShape.end() - (outShape.empty() ? 0 : 1));
-  auto rowStarts = [&](const Shape &shape, int64_t &step) {
-    Shape source = shape;
-    step = (!source.empty() && source.back() != 1) ? 1 : 0;
-    if (!source.empty())
-      source.back() = 1;
-    // Positions of each row's first element, through broadcasting of the
-    // remaining dimensions.
-    Shape target = outShape;
-    if (!target.empty())
-      target.back() = 1;
-    std::vector<int64_t> positions = broadcastPositions(source, target);
-    if (!shape.empty() && shape.back() != 1)
-      for (int64_t &p : positions)
-        p *= shape.back();
-    return positions;
-  };
   int64_t stepA, stepB;
-  std::vector<int64_t> startA = rowStarts(a.shape, stepA);
-  std::vector<int64_t> startB = rowStarts(b.shape, stepB);
+  std::vector<int64_t> startA = rowStarts(shapeA, outShape, stepA);
+  std::vector<int64_t> startB = rowStarts(shapeB, outShape, stepB);
   for (size_t r = 0; r < startA.size(); ++r) {
-    const float *rowA = x + startA[r], *rowB = y + startB[r];
-    float *rowOut = out + static_cast<int64_t>(r) * row;
+    const TA *rowA = x + startA[r];
+    const TB *rowB = y + startB[r];
+    TO *rowOut = out + static_cast<int64_t>(r) * row;
+    if (stepA == 1 && stepB == 0) {
+      TB scalar = rowB[0];
+      for (int64_t j = 0; j < row; ++j)
+        rowOut[j] = op(rowA[j], scalar);
+      continue;
+    }
+    if (stepA == 0 && stepB == 1) {
+      TA scalar = rowA[0];
+      for (int64_t j = 0; j < row; ++j)
+        rowOut[j] = op(scalar, rowB[j]);
+      continue;
+    }
     for (int64_t j = 0; j < row; ++j)
       rowOut[j] = op(rowA[j * stepA], rowB[j * stepB]);
   }
+}
+
+template <typename Op>
+void arithmetic(Op op, const TensorView &a, const TensorView &b, float *out,
+                const Shape &outShape) {
+  broadcastBinary(op, a.as<float>(), a.shape, b.as<float>(), b.shape, out,
+                  outShape);
 }
 } // namespace
 
@@ -527,6 +547,124 @@ void scatterAddF32(const TensorView &updates, const TensorView &indices,
       for (int64_t r = 0; r < inner; ++r)
         row[r] += update[r];
     }
+}
+
+namespace {
+template <typename T>
+void compareTyped(ref::CompareKind kind, const TensorView &a,
+                  const TensorView &b, uint8_t *out, const Shape &outShape) {
+  const T *x = a.as<T>(), *y = b.as<T>();
+  auto run = [&](auto test) {
+    broadcastBinary([test](T p, T q) -> uint8_t { return test(p, q) ? 1 : 0; },
+                    x, a.shape, y, b.shape, out, outShape);
+  };
+  switch (kind) {
+  case ref::CompareKind::EQ:
+    return run([](T p, T q) { return p == q; });
+  case ref::CompareKind::NE:
+    return run([](T p, T q) { return p != q; });
+  case ref::CompareKind::LT:
+    return run([](T p, T q) { return p < q; });
+  case ref::CompareKind::LE:
+    return run([](T p, T q) { return p <= q; });
+  case ref::CompareKind::GT:
+    return run([](T p, T q) { return p > q; });
+  case ref::CompareKind::GE:
+    return run([](T p, T q) { return p >= q; });
+  }
+}
+} // namespace
+
+bool compareDirect(ref::CompareKind kind, const TensorView &a,
+                   const TensorView &b, const TensorView &out) {
+  if (a.dtype != b.dtype || out.dtype != DType::I1 ||
+      (a.dtype != DType::F32 && a.dtype != DType::I64 &&
+       a.dtype != DType::I32))
+    return false;
+  bool scratch = out.overlaps(a) || out.overlaps(b);
+  std::vector<uint8_t> buffer(scratch ? out.numElements() : 0);
+  uint8_t *result = scratch ? buffer.data() : out.as<uint8_t>();
+  switch (a.dtype) {
+  case DType::F32:
+    compareTyped<float>(kind, a, b, result, out.shape);
+    break;
+  case DType::I64:
+    compareTyped<int64_t>(kind, a, b, result, out.shape);
+    break;
+  default:
+    compareTyped<int32_t>(kind, a, b, result, out.shape);
+    break;
+  }
+  if (scratch)
+    std::memcpy(out.data, buffer.data(), buffer.size());
+  return true;
+}
+
+bool castDirect(const TensorView &x, const TensorView &out) {
+  int64_t count = x.numElements();
+  if (out.dtype == DType::F32) {
+    // Through double, as the reference reads every element (i64 beyond
+    // 2^53 rounds twice there too).
+    std::vector<float> buffer(out.overlaps(x) ? count : 0);
+    float *result = buffer.empty() ? out.as<float>() : buffer.data();
+    switch (x.dtype) {
+    case DType::F32:
+      std::memmove(result, x.data, count * sizeof(float));
+      break;
+    case DType::I1:
+      for (int64_t i = 0; i < count; ++i)
+        result[i] = x.as<uint8_t>()[i] ? 1.0f : 0.0f;
+      break;
+    case DType::I32:
+      for (int64_t i = 0; i < count; ++i)
+        result[i] = static_cast<float>(static_cast<double>(x.as<int32_t>()[i]));
+      break;
+    case DType::I64:
+      for (int64_t i = 0; i < count; ++i)
+        result[i] = static_cast<float>(static_cast<double>(x.as<int64_t>()[i]));
+      break;
+    default:
+      return false;
+    }
+    if (!buffer.empty())
+      std::memcpy(out.data, buffer.data(), count * sizeof(float));
+    return true;
+  }
+  if (out.dtype == DType::I1 && x.dtype == DType::F32 && !out.overlaps(x)) {
+    for (int64_t i = 0; i < count; ++i)
+      out.as<uint8_t>()[i] = x.as<float>()[i] != 0.0f ? 1 : 0;
+    return true;
+  }
+  return false;
+}
+
+bool selectDirect(const TensorView &condition, const TensorView &whenTrue,
+                  const TensorView &whenFalse, const TensorView &out) {
+  if (condition.dtype != DType::I1 || whenTrue.dtype != DType::F32 ||
+      whenFalse.dtype != DType::F32 || out.dtype != DType::F32)
+    return false;
+  OutputBuffer result(out, partlyOverlaps(out, condition) ||
+                               partlyOverlaps(out, whenTrue) ||
+                               partlyOverlaps(out, whenFalse));
+  int64_t count = out.numElements();
+  if (count == 0)
+    return true;
+  const uint8_t *c = condition.as<uint8_t>();
+  const float *t = whenTrue.as<float>(), *f = whenFalse.as<float>();
+  float *y = result.data();
+  int64_t row = out.shape.empty() ? 1 : out.shape.back();
+  int64_t stepC, stepT, stepF;
+  std::vector<int64_t> startC = rowStarts(condition.shape, out.shape, stepC);
+  std::vector<int64_t> startT = rowStarts(whenTrue.shape, out.shape, stepT);
+  std::vector<int64_t> startF = rowStarts(whenFalse.shape, out.shape, stepF);
+  for (size_t r = 0; r < startC.size(); ++r) {
+    const uint8_t *rowC = c + startC[r];
+    const float *rowT = t + startT[r], *rowF = f + startF[r];
+    float *rowOut = y + static_cast<int64_t>(r) * row;
+    for (int64_t j = 0; j < row; ++j)
+      rowOut[j] = rowC[j * stepC] ? rowT[j * stepT] : rowF[j * stepF];
+  }
+  return true;
 }
 
 } // namespace braid::rt::cpu

@@ -75,6 +75,20 @@ void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
 void scatterAddF32(const TensorView &updates, const TensorView &indices,
                    int64_t axis, const TensorView &out);
 
+/// compare of f32, i64 or i32 operands (numpy broadcasting) into i1, as the
+/// reference computes it; false (nothing written) for other types.
+bool compareDirect(ref::CompareKind kind, const TensorView &a,
+                   const TensorView &b, const TensorView &out);
+
+/// cast to f32 from f32, i1, i32 or i64 (through double, as the reference),
+/// or from f32 to i1; false (nothing written) for other pairs.
+bool castDirect(const TensorView &x, const TensorView &out);
+
+/// select with an i1 condition and f32 values (numpy broadcasting); false
+/// (nothing written) for other types.
+bool selectDirect(const TensorView &condition, const TensorView &whenTrue,
+                  const TensorView &whenFalse, const TensorView &out);
+
 } // namespace braid::rt::cpu
 
 #endif // BRAID_RUNTIME_KERNELS_FLOATKERNELS_H

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/Shape.h"
 #include "runtime/kernels/CpuKernels.h"
 
 #include "runtime/kernels/ElementIO.h"
@@ -283,6 +284,61 @@ TEST(CpuKernelsTest, CompareSelectCast) {
   Tensor ids = randomInts(DType::I64, {6}, -100, 100);
   expectMatches(KernelCall("cast").in(ids).out(DType::F32, {6}),
                 {ref::cast(ids, DType::F32)});
+}
+
+// The direct compare, select and cast kernels (FloatKernels.cpp) against the
+// reference on every broadcasting pattern of their rows, the integer types,
+// and NaN.
+TEST(CpuKernelsTest, CompareSelectCastDirectPathsMatchTheReference) {
+  // The one-hot of a cross-entropy gradient: labels [2, 3, 1] against the
+  // vocabulary's iota [7], and the other layouts of rows.
+  const std::pair<Shape, Shape> layouts[] = {
+      {{2, 3, 1}, {7}}, {{7}, {2, 3, 1}}, {{2, 3, 7}, {2, 3, 7}},
+      {{2, 3, 7}, {}},  {{1, 7}, {3, 1}}, {{2, 1, 7}, {3, 7}}};
+  for (DType type : {DType::I64, DType::I32, DType::F32})
+    for (const auto &[shapeA, shapeB] : layouts) {
+      Tensor a = ref::cast(randomInts(DType::I64, shapeA, 0, 6), type);
+      Tensor b = ref::cast(randomInts(DType::I64, shapeB, 0, 6), type);
+      Shape out = *broadcastShapes(shapeA, shapeB);
+      KernelCall eq("compare"), ge("compare");
+      setString(eq.kernel, "kind", "eq");
+      setString(ge.kernel, "kind", "ge");
+      expectMatches(eq.in(a).in(b).out(DType::I1, out),
+                    {ref::compare(ref::CompareKind::EQ, a, b)});
+      expectMatches(ge.in(a).in(b).out(DType::I1, out),
+                    {ref::compare(ref::CompareKind::GE, a, b)});
+    }
+  Tensor nan = Tensor::ofFloats(
+      DType::F32, {3}, {std::nan(""), 1.0, std::numeric_limits<double>::infinity()});
+  Tensor same = Tensor::ofFloats(DType::F32, {3}, {std::nan(""), 1.0, 2.0});
+  for (const char *name : {"eq", "ne", "lt"}) {
+    KernelCall call("compare");
+    setString(call.kernel, "kind", name);
+    ref::CompareKind kind = std::string(name) == "eq"   ? ref::CompareKind::EQ
+                            : std::string(name) == "ne" ? ref::CompareKind::NE
+                                                        : ref::CompareKind::LT;
+    expectMatches(call.in(nan).in(same).out(DType::I1, {3}),
+                  {ref::compare(kind, nan, same)});
+  }
+  expectMatches(KernelCall("cast").in(nan).out(DType::I1, {3}),
+                {ref::cast(nan, DType::I1)});
+  const Shape selects[][3] = {{{1, 5}, {}, {4, 1}},
+                              {{4, 5}, {4, 5}, {4, 5}},
+                              {{4, 1}, {1, 5}, {}}};
+  for (const auto &shapes : selects) {
+    Tensor condition = randomInts(DType::I1, shapes[0], 0, 1);
+    Tensor t = randomFloats(DType::F32, shapes[1]);
+    Tensor f = randomFloats(DType::F32, shapes[2]);
+    expectMatches(
+        KernelCall("select").in(condition).in(t).in(f).out(DType::F32, {4, 5}),
+        {ref::select(condition, t, f)});
+  }
+  for (DType from : {DType::I1, DType::I32, DType::I64}) {
+    Tensor x = randomInts(from, {3, 5}, from == DType::I1 ? 0 : -1000,
+                          from == DType::I1 ? 1 : 1000);
+    expectMatches(KernelCall("cast").in(x).out(DType::F32, {3, 5}),
+                  {ref::cast(x, DType::F32)});
+  }
 }
 
 TEST(CpuKernelsTest, MatmulF32UsesBlasAndMatchesReference) {
