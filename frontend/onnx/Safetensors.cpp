@@ -60,13 +60,15 @@ llvm::Error mlir::braid::onnx_import::writeSafetensors(
   // Pad the header so the data starts 8-byte aligned.
   json.append((8 - json.size() % 8) % 8, ' ');
 
-  // A file that exists and is not a regular one (/dev/null, a pipe) is
-  // written in place: renaming a temporary over it would replace the
-  // device (as root, /dev/null itself).
+  // A device or a pipe (/dev/null) is written in place: renaming a
+  // temporary over it would replace the device (as root, /dev/null itself).
   llvm::sys::fs::file_status status;
+  using llvm::sys::fs::file_type;
   bool special = !llvm::sys::fs::status(path, status) &&
-                 llvm::sys::fs::exists(status) &&
-                 status.type() != llvm::sys::fs::file_type::regular_file;
+                 (status.type() == file_type::character_file ||
+                  status.type() == file_type::block_file ||
+                  status.type() == file_type::fifo_file ||
+                  status.type() == file_type::socket_file);
   llvm::SmallString<256> temporary(path);
   if (!special)
     temporary += ".tmp";

@@ -124,11 +124,13 @@ int64_t checkCheckpoint(const LoadedPlan &plan,
 AtomicFile::AtomicFile(std::string path, std::string suffix, bool keepPartial)
     : path_(std::move(path)), temporary_(path_ + suffix),
       keepPartial_(keepPartial) {
-  // A path that exists and is not a regular file (/dev/null, a pipe) is
-  // written in place: renaming a temporary over it would replace the device
-  // (as root, /dev/null itself).
+  // A device or a pipe (/dev/null) is written in place: renaming a
+  // temporary over it would replace the device (as root, /dev/null
+  // itself).
   struct stat status;
-  if (::stat(path_.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
+  if (::stat(path_.c_str(), &status) == 0 &&
+      (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode) ||
+       S_ISFIFO(status.st_mode) || S_ISSOCK(status.st_mode))) {
     direct_ = true;
     temporary_ = path_;
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);

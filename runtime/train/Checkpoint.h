@@ -57,8 +57,8 @@ int64_t checkCheckpoint(const LoadedPlan &plan,
 /// A file written under a temporary name and renamed into place only when
 /// complete, so that a reader never sees a partial file under `path`.
 /// Without commit() the temporary is removed (`keepPartial`: kept, for a
-/// log that is useful even when the run failed). A path that exists and is
-/// not a regular file (/dev/null, a pipe) is written in place instead.
+/// log that is useful even when the run failed). A device or a pipe
+/// (/dev/null) is written in place instead.
 class AtomicFile {
 public:
   /// Creates `path` + `suffix`; throws TrainingError.
