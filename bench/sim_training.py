@@ -35,7 +35,14 @@ rewrites of one synchronous step, measured once as accumulate=1; the target
 is the lowest loss (trailing mean of 20 steps) the synchronous run reaches
 by `--target-at` (0.4) of `--cpu-steps`. The dynamics come from a small model on few ranks, the times
 from the cluster: a combination, said as such where the numbers go
-(docs/results.md). Nothing is asserted; prints a table.
+(docs/results.md).
+
+Heterogeneous workers (`--slow F`, default 1.5): every plan simulated again
+with rank 0's kernels F times as long (`braid-run --rank-speeds`). A
+compiled plan gives every rank the same work, so the slow rank sets every
+collective's start; the authors of ACCO and CoCoD-SGD absorb a slow worker
+by letting the fast ones do more (ACCO: more micro-batches per round), which
+a plan with a fixed M does not. Nothing is asserted; prints a table.
 """
 import argparse
 import os
@@ -108,6 +115,13 @@ def simulate(args, tools, models, name):
     chosen = re.search(r"micro auto = (\d+)", out)
     result = summary(run([tools["braid-run"], plan, "--backend", "sim", "--hw", args.hw],
                          f"simulating {name}"))
+    if args.slow:
+        # Heterogeneous workers: rank 0 slower by --slow, the others as
+        # profiled.
+        speeds = ",".join([str(args.slow)] + ["1"] * (args.ranks - 1))
+        result["slow"] = summary(run(
+            [tools["braid-run"], plan, "--backend", "sim", "--hw", args.hw,
+             "--rank-speeds", speeds], f"simulating {name} with a slow rank"))
     result["chosen"] = int(chosen.group(1)) if chosen else None
     result["seconds"] = time.time() - started
     return result
@@ -170,6 +184,9 @@ def main():
                    help="the target loss: synchronous training's at this "
                         "fraction of --cpu-steps")
     p.add_argument("--no-cpu", action="store_true", help="time per step only")
+    p.add_argument("--slow", type=float, default=1.5,
+                   help="also simulate every plan with one rank's kernels this "
+                        "many times slower (0: not)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tools = {n: os.path.join(args.build, "bin", n) for n in ("braidc", "braid-run")}
@@ -224,8 +241,10 @@ def main():
               f"synchronous training reaches by step {at} on the CPU "
               f"({args.cpu_ranks} ranks, example GPT-2, each rank 2 sequences a "
               f"step), in steps measured there x the time per step here")
+    slow = f"one rank {args.slow:g}x" if args.slow else ""
     print(f"{'configuration':<16} {'ms/step':>9} {'vs ' + names[0]:>9} {'exposed comm':>12} "
-          f"{'compute':>9} {'comm':>9} {'steps to loss':>13} {'time to loss':>12}")
+          f"{'compute':>9} {'comm':>9} {'steps to loss':>13} {'time to loss':>12} "
+          f"{slow:>15}")
     for name in names:
         r = results[name]
         per_step = r["makespan"] / r["steps"]
@@ -236,11 +255,18 @@ def main():
             n = steps_to(curve, target)
             reach = str(n) if n else f"> {len(curve)}"
             when = f"{n * per_step / 1e3:.2f} s" if n else "-"
+        hetero = ""
+        if args.slow:
+            slowed = r["slow"]["makespan"] / r["steps"]
+            hetero = f"{slowed:.1f} ({slowed / per_step:.2f}x)"
         print(f"{label:<16} {per_step:>9.1f} {base / per_step:>8.2f}x "
               f"{r['exposed'] / r['steps']:>12.1f} {r['compute'] / r['steps']:>9.1f} "
-              f"{r['communication'] / r['steps']:>9.1f} {reach:>13} {when:>12}")
+              f"{r['communication'] / r['steps']:>9.1f} {reach:>13} {when:>12} "
+              f"{hetero:>15}")
     print("(per step: the simulated makespan of one call over its steps; compute and "
-          "comm: sums of isolated times)")
+          "comm: sums of isolated times" + (f"; one rank {args.slow:g}x: ms/step with "
+          f"rank 0's kernels {args.slow:g}x as long (braid-run --rank-speeds), and "
+          "the ratio to all ranks equal" if args.slow else "") + ")")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -32,6 +33,10 @@ const char *const kSimUsage =
                       plan's mesh)
   --world N           sim: the simulated world size; must equal the plan's
                       mesh size (one rank's plan stands for every rank)
+  --rank-speeds F,F,... sim: heterogeneous workers, one kernel time factor
+                      per rank (1.5: that rank's kernels take 1.5x as long);
+                      every collective waits for the slowest rank, whose
+                      timeline the simulator runs
   --svg FILE          an SVG timeline: of the simulated run (sim; --trace
                       writes its Chrome trace), or of rank 0's measured
                       run (cpu, cuda)
@@ -40,7 +45,7 @@ const char *const kSimUsage =
 )";
 
 bool SimFlags::anySimOnlyFlag() const {
-  return !hw.empty() || nodes != 0 || world != 0;
+  return !hw.empty() || nodes != 0 || world != 0 || !rankSpeeds.empty();
 }
 
 namespace {
@@ -74,7 +79,7 @@ SimFlags takeSimFlags(int &argc, char **argv) {
     }
     bool ours = flag == "--backend" || flag == "--hw" || flag == "--nodes" ||
                 flag == "--world" || flag == "--svg" ||
-                flag == "--compare-sim";
+                flag == "--compare-sim" || flag == "--rank-speeds";
     if (!ours) {
       argv[kept++] = argv[i];
       continue;
@@ -100,6 +105,26 @@ SimFlags takeSimFlags(int &argc, char **argv) {
       flags.nodes = parseCount("--nodes", value);
     } else if (flag == "--world") {
       flags.world = parseCount("--world", value);
+    } else if (flag == "--rank-speeds") {
+      flags.rankSpeeds.clear();
+      size_t start = 0;
+      while (true) {
+        size_t comma = value.find(',', start);
+        std::string item = value.substr(start, comma - start);
+        char *end = nullptr;
+        errno = 0;
+        double factor = std::strtod(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || errno != 0 || !(factor > 0) ||
+            !std::isfinite(factor))
+          throw std::invalid_argument(
+              "--rank-speeds needs positive numbers separated by commas, one "
+              "per rank (a rank's kernel time factor), got '" +
+              value + "'");
+        flags.rankSpeeds.push_back(factor);
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
     } else if (flag == "--compare-sim") {
       if (value.empty())
         throw std::invalid_argument("--compare-sim needs a profile name or path");
@@ -114,7 +139,8 @@ SimFlags takeSimFlags(int &argc, char **argv) {
   argv[argc] = nullptr;
   if (flags.backend != "sim" && flags.anySimOnlyFlag())
     throw std::invalid_argument(
-        "--hw, --nodes and --world need --backend sim (--compare-sim PROFILE "
+        "--hw, --nodes, --world and --rank-speeds need --backend sim "
+        "(--compare-sim PROFILE "
         "simulates beside a measured run)");
   if (!flags.compareSim.empty() && flags.backend == "sim")
     throw std::invalid_argument(
@@ -133,6 +159,7 @@ int runSimBackend(const SimFlags &flags, const std::string &planPath,
   SimConfig config;
   config.profile = resolveHardwareProfile(flags.hw);
   config.nodes = flags.nodes;
+  config.rankSpeeds = flags.rankSpeeds;
   LoadedPlan plan = loadPlanForSimulation(planPath);
   int64_t meshRanks = plan.mesh.numRanks();
   if (flags.world != 0 && flags.world != meshRanks)

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace braid::rt {
 
@@ -42,6 +43,8 @@ struct SimFlags {
   std::string svg;
   /// A profile to simulate the plan on beside a measured run (--compare-sim).
   std::string compareSim;
+  /// --rank-speeds: each rank's kernel time factor (empty: all 1).
+  std::vector<double> rankSpeeds;
 
   /// Whether a flag that only the sim backend reads was given.
   bool anySimOnlyFlag() const;

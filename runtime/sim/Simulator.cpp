@@ -422,6 +422,24 @@ SimResult simulate(const LoadedPlan &plan, const SimConfig &config) {
         std::to_string(result.nodes * result.gpusPerNode) + " GPUs (" +
         std::to_string(result.gpusPerNode) + " per node; needs " +
         std::to_string(needed) + " nodes)");
+  if (!config.rankSpeeds.empty()) {
+    if (static_cast<int64_t>(config.rankSpeeds.size()) != result.worldSize)
+      throw std::invalid_argument(
+          "--rank-speeds gives " + std::to_string(config.rankSpeeds.size()) +
+          " factors for a mesh of " + std::to_string(result.worldSize) +
+          " ranks: give one per rank");
+    for (size_t r = 0; r < config.rankSpeeds.size(); ++r) {
+      double factor = config.rankSpeeds[r];
+      if (!(factor > 0) || !std::isfinite(factor))
+        throw std::invalid_argument("--rank-speeds: rank " +
+                                    std::to_string(r) + "'s factor must be "
+                                    "a positive number");
+      if (factor > result.slowestFactor) {
+        result.slowestFactor = factor;
+        result.slowestRank = static_cast<int64_t>(r);
+      }
+    }
+  }
   // The plan's communication resource share (braid-comet) changes both
   // sides of the contention model.
   SimConfig shared = config;
@@ -429,9 +447,13 @@ SimResult simulate(const LoadedPlan &plan, const SimConfig &config) {
   shared.profile.contention = share.contention;
   result.streams = buildStreams(plan, shared, result.gpusPerNode);
   for (SimStream &stream : result.streams)
-    for (SimOp &op : stream.ops)
+    for (SimOp &op : stream.ops) {
       if (op.kind == SimOpKind::Collective)
         op.isolatedSec *= share.collectiveTimeScale;
+      // The slowest rank's kernels: every collective waits for it.
+      if (op.kind == SimOpKind::Kernel)
+        op.isolatedSec *= result.slowestFactor;
+    }
   Engine engine(result.streams, plan.proto.num_events(), shared);
   double makespan = engine.run();
   result.metrics = measure(result.streams, makespan);
@@ -448,6 +470,15 @@ std::string SimResult::summary() const {
      << gpusPerNode << " GPUs; mesh "
      << (meshText.empty() ? "(none)" : meshText) << " = " << worldSize
      << " ranks; collectives: " << toString(algorithm) << "\n";
+  if (slowestRank >= 0) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "  heterogeneous ranks: rank %lld's kernels take %.3gx as "
+                  "long; every collective waits for it, so the timeline "
+                  "below is that rank's\n",
+                  static_cast<long long>(slowestRank), slowestFactor);
+    os << text;
+  }
   const SimMetrics &m = metrics;
   auto line = [&](const char *label, const std::string &value) {
     char text[64];

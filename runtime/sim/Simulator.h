@@ -57,6 +57,13 @@ struct SimConfig {
   /// full speed, except that kernels still share the GPU and collectives
   /// their link).
   bool contention = true;
+  /// Heterogeneous workers: each rank's kernel time factor (1.5: its
+  /// kernels take 1.5x as long); empty: all 1. One rank's plan stands for
+  /// every rank and every collective starts when its last member reaches
+  /// it, so in the simulated timeline the slowest rank sets every
+  /// collective's start: the simulator runs that rank (its kernels scaled
+  /// by the largest factor) and the faster ranks wait at each collective.
+  std::vector<double> rankSpeeds;
 };
 
 enum class SimOpKind { Kernel, Collective, RecordEvent, WaitEvent };
@@ -137,6 +144,10 @@ struct SimResult {
   int64_t nodes = 1;
   int64_t gpusPerNode = 1;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  /// The slowest rank's kernel time factor and which rank it is (1 and -1
+  /// without --rank-speeds).
+  double slowestFactor = 1;
+  int64_t slowestRank = -1;
   std::vector<SimStream> streams;
   SimMetrics metrics;
 

@@ -103,6 +103,18 @@ TEST(SimCommandTest, RejectsBadFlags) {
       HasSubstr("--world needs a whole number"));
   EXPECT_THAT(takeError({"p", "--backend", "sim", "--hw"}),
               HasSubstr("--hw needs a value"));
+  EXPECT_THAT(takeError({"p", "--backend", "sim", "--hw", "x", "--rank-speeds",
+                         "1,0"}),
+              HasSubstr("--rank-speeds needs positive numbers separated by "
+                        "commas"));
+  EXPECT_THAT(takeError({"p", "--backend", "sim", "--hw", "x", "--rank-speeds",
+                         "1,,2"}),
+              HasSubstr("--rank-speeds needs positive numbers"));
+  EXPECT_THAT(takeError({"p", "--rank-speeds", "1,2"}),
+              HasSubstr("need --backend sim"));
+  auto [speeds, rest] = take({"p", "--backend", "sim", "--hw", "x",
+                              "--rank-speeds=1,1.5,2"});
+  EXPECT_THAT(speeds.rankSpeeds, ElementsAre(1, 1.5, 2));
 }
 
 // braid-run simulates a two-stream plan over a 64-rank mesh on DGX-H100

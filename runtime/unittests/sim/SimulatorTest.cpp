@@ -173,6 +173,61 @@ TEST(SimulatorTest, DependentCollectiveAddsUp) {
   expectMs(result.streams[1].busySec(), 1);
 }
 
+// Heterogeneous workers: rank 1's kernels take 1.5x as long. Every
+// collective waits for it, so the dependent chain kernel -> all-reduce ->
+// kernel takes 1.5 + 1 + 2.25 ms, and an all-reduce beside a long kernel
+// stays hidden.
+TEST(SimulatorTest, SlowestRankSetsTheCollectives) {
+  Schedule chain;
+  uint32_t produced = chain.builder.event();
+  uint32_t reduced = chain.builder.event();
+  chain.memoryKernel("compute", 1);
+  chain.builder.record("compute", produced);
+  chain.builder.wait("compute", reduced);
+  chain.memoryKernel("compute", 1.5);
+  chain.builder.wait("comm", produced);
+  chain.allReduce("comm");
+  chain.builder.record("comm", reduced);
+  SimConfig config;
+  config.profile = roundNumberProfile();
+  config.rankSpeeds = {1, 1.5};
+  SimResult result = chain.run(config);
+  EXPECT_EQ(result.slowestRank, 1);
+  EXPECT_DOUBLE_EQ(result.slowestFactor, 1.5);
+  expectMs(result.metrics.makespanSec, 4.75);
+  expectMs(result.metrics.totalCommunicationSec, 1);
+  EXPECT_THAT(result.summary(),
+              HasSubstr("heterogeneous ranks: rank 1's kernels take 1.5x as "
+                        "long"));
+
+  Schedule overlap;
+  overlap.memoryKernel("compute", 3);
+  overlap.allReduce("comm");
+  result = overlap.run(config);
+  expectMs(result.metrics.makespanSec, 4.5);
+  EXPECT_NEAR(result.metrics.exposedCommunicationSec, 0, 1e-15);
+
+  // All factors 1: the plain timeline, no line about heterogeneous ranks.
+  config.rankSpeeds = {1, 1};
+  result = overlap.run(config);
+  expectMs(result.metrics.makespanSec, 3);
+  EXPECT_EQ(result.slowestRank, -1);
+  EXPECT_THAT(result.summary(), testing::Not(HasSubstr("heterogeneous")));
+
+  config.rankSpeeds = {1};
+  EXPECT_THROW(
+      {
+        try {
+          overlap.run(config);
+        } catch (const std::invalid_argument &error) {
+          EXPECT_THAT(error.what(), HasSubstr("--rank-speeds gives 1 factors "
+                                              "for a mesh of 2 ranks"));
+          throw;
+        }
+      },
+      std::invalid_argument);
+}
+
 // With contention both sides slow while they overlap: a 10 ms matmul and a
 // 10 ms all-reduce (1e7 bytes) with matrix_slowdown 1.25 and comm_slowdown
 // 1.1. The all-reduce runs at 1/1.1 throughout and ends at 11 ms; by then the
