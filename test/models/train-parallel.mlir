@@ -7,6 +7,18 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,tp=2,dp=2;tp=2,ep=2" | FileCheck %s --check-prefix=MAIN
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2_sdpa,qwen2_dynamo,qwen2_torchscript,phi3_dynamo,phi3_torchscript,opt_dynamo,opt_torchscript,bert_torchscript,qwen2moe_torchscript --optimizers adamw --configs "tp=2,ep=2" | FileCheck %s --check-prefix=OTHERS
+// dp=4: the example models' batch of 2 does not split over 4 ranks, so
+// train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
+// (gpt2-b4, llama-b4) and compares with one rank of Braid on them: buckets
+// (the default), no overlap, ZeRO-1 and ZeRO-3 at dp=4, and dp=2,tp=2.
+// RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4,dp=2;tp=2" | FileCheck %s --check-prefix=DP4
+// RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--overlap none" --tag .none | FileCheck %s --check-prefix=DP4-ONE
+// RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--zero 1" --tag .zero1 | FileCheck %s --check-prefix=DP4-ONE
+// RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--zero 3" --tag .zero3 | FileCheck %s --check-prefix=DP4-ONE
+// DP4-COUNT-8: {{(gpt2|llama)}}-b4.{{sgd|adamw_clip}}.{{dp=4|dp=2_tp=2}}: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// DP4: PASS: 8 runs
+// DP4-ONE-COUNT-4: {{(gpt2|llama)}}-b4.{{sgd|adamw_clip}}.dp=4.{{none|zero1|zero3}}: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// DP4-ONE: PASS: 4 runs
 // Data-parallel runs above get braidc's default under --train: buckets
 // chosen by the cost model (on these tiny models: none fused, all-reduces
 // in backward order), then braid-schedule. One bucket of 1 MiB, forced:

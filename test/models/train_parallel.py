@@ -16,6 +16,13 @@ Data-parallel runs get braidc's default for --train with dp (gradient
 buckets chosen by the cost model, then braid-schedule); --extra adds flags
 (a forced bucket size, --overlap none).
 
+The example models' batch of 2 does not split over 4 ranks. The models
+`gpt2-b4` and `llama-b4` are written here (bench/cpu_vs_onnxruntime.py's
+decoder generator: 2 layers, hidden 64, 4 heads (LLaMA: 2 key-value heads),
+vocabulary 256, batch 4 x 16 tokens, random weights) and their reference is
+one rank of Braid on the same plan options, 20 steps: what "equal to
+single-rank training" means for dp=4.
+
 Prints one line per run and `PASS: N runs` at the end; exits 1 at the first
 failure, with the command that failed.
 """
@@ -56,6 +63,28 @@ def run(cmd):
     return r.stdout
 
 
+GENERATED = {"gpt2-b4": "gpt2", "llama-b4": "llama"}
+
+
+def generated(model, opt, workdir, tool):
+    """The ONNX file of a generated model and its one-rank loss curve."""
+    onnx = os.path.join(workdir, model + ".onnx")
+    if not os.path.exists(onnx):
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        import cpu_vs_onnxruntime as generator
+        kind = GENERATED[model]
+        generator.decoder_onnx(onnx, kind, 2, 64, 4, 4 if kind == "gpt2" else 2,
+                               256, 256, 16, seed=3, batch=4)
+    reference = os.path.join(workdir, f"{model}.{opt}.one-rank.csv")
+    if not os.path.exists(reference):
+        plan = os.path.join(workdir, f"{model}.{opt}.one-rank.bplan")
+        run([tool("braidc"), onnx, "--train", *OPTIMIZERS[opt],
+             "--progress=false", "-o", plan])
+        run([tool("braid-run"), plan, "--steps", "20", "--data", DATA,
+             "--loss-log", reference])
+    return onnx, reference
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("workdir")
@@ -80,6 +109,8 @@ def main():
         for opt in a.optimizers.split(","):
             reference = os.path.join(ROOT, "examples", "models", model,
                                      "training", f"losses_{opt}.csv")
+            if model in GENERATED:
+                onnx, reference = generated(model, opt, a.workdir, tool)
             if not os.path.exists(reference):
                 continue
             for config in a.configs.split(","):
