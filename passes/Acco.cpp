@@ -158,7 +158,7 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   auto fail = [&](Operation *at) { return at->emitError("braid-acco: "); };
   if (micro < 1 || ranks < 1)
     return fail(module) << "micro and ranks must be positive (micro=" << micro
-                        << ", ranks=" << ranks << ")";
+                        << ", ranks=" << static_cast<int64_t>(ranks) << ")";
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return fail(module) << "no function @main with a body";

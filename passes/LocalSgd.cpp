@@ -114,7 +114,7 @@ struct CocodSgd : public mlir::braid::impl::BraidCocodSgdBase<CocodSgd> {
     };
     if (period < 1 || ranks < 1)
       return fail(module) << "period and ranks must be positive (period="
-                          << period << ", ranks=" << ranks << ")";
+                          << period << ", ranks=" << static_cast<int64_t>(ranks) << ")";
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main || main.isExternal())
       return fail(module) << "no function @main with a body";
