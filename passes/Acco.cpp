@@ -136,10 +136,11 @@ struct Acco : public mlir::braid::impl::BraidAccoBase<Acco> {
     // The plan of micro=1 holds two rounds: two micro-batches and two
     // optimizer steps' communication.
     int64_t chosen =
-        compute <= 0 ? 16
-                     : std::clamp<int64_t>(static_cast<int64_t>(std::ceil(
-                                               communication / compute)),
-                                           1, 16);
+        compute <= 0
+            ? 16
+            : std::clamp<int64_t>(
+                  static_cast<int64_t>(std::ceil(communication / compute)), 1,
+                  16);
     char times[112];
     std::snprintf(times, sizeof(times),
                   "one round's compute %.3g ms per micro-batch, its "
@@ -236,9 +237,8 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
         parameters.insert(set.getNameAttr().getAttr());
     }
     if (auto get = dyn_cast<GetWeightOp>(op))
-      if (get.getMesh() ||
-          (get.getBlock() &&
-           symbols.lookup<WeightOp>(get.getName()).getState()))
+      if (get.getMesh() || (get.getBlock() &&
+                            symbols.lookup<WeightOp>(get.getName()).getState()))
         return fail(get) << "reads a shard or a block of state weight @"
                          << get.getName()
                          << "; ACCO needs whole reads of the state";
@@ -386,11 +386,11 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
         meshRef, shardingAttr(stored.getRank(), 0));
     pending.push_back(ReshapeOp::create(b, loc, g.getType(), shard));
   }
-  Value count =
-      synchronous ? Value()
-                  : GetWeightOp::create(
-                        b, loc, scalarType,
-                        FlatSymbolRefAttr::get(countWeight.getSymNameAttr()));
+  Value count = synchronous
+                    ? Value()
+                    : GetWeightOp::create(
+                          b, loc, scalarType,
+                          FlatSymbolRefAttr::get(countWeight.getSymNameAttr()));
 
   // One optimizer update, on shards, from gradient sums `sums` over `scale`
   // times their count: returns the values of the step's set_weight ops
@@ -419,8 +419,8 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
       Value offset = arith::MulIOp::create(
           b, loc, rank,
           arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim) / ranks));
-      Value s = sliceAlongAt(b, loc, full, dim, offset,
-                             type.getDimSize(dim) / ranks);
+      Value s =
+          sliceAlongAt(b, loc, full, dim, offset, type.getDimSize(dim) / ranks);
       shards[v] = {s, dim};
       return s;
     };
@@ -434,10 +434,9 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
                          .getResult());
         continue;
       }
-      shards[g] = {ReduceScatterOp::create(b, loc, local(type, dim), meshRef,
-                                           axes, scaled,
-                                           reduction(ReductionKind::Sum),
-                                           b.getI64IntegerAttr(dim))
+      shards[g] = {ReduceScatterOp::create(
+                       b, loc, local(type, dim), meshRef, axes, scaled,
+                       reduction(ReductionKind::Sum), b.getI64IntegerAttr(dim))
                        .getResult(),
                    dim};
     }
@@ -539,11 +538,11 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
       if (!parameters.count(set.getNameAttr().getAttr()))
         continue;
       params[set.getNameAttr().getAttr()] =
-          dim < 0 ? value
-                  : AllGatherOp::create(b, loc, set.getValue().getType(),
-                                        meshRef, axes, value,
-                                        b.getI64IntegerAttr(dim))
-                        .getResult();
+          dim < 0
+              ? value
+              : AllGatherOp::create(b, loc, set.getValue().getType(), meshRef,
+                                    axes, value, b.getI64IntegerAttr(dim))
+                    .getResult();
     }
     return params;
   };
@@ -555,10 +554,12 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
                      const llvm::DenseMap<StringAttr, Value> &params) {
     IRMapping map;
     Value offset = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(
-                    b, loc, rank, arith::ConstantIndexOp::create(b, loc, batch)),
+        b, loc,
+        arith::MulIOp::create(b, loc, rank,
+                              arith::ConstantIndexOp::create(b, loc, batch)),
         arith::ConstantIndexOp::create(b, loc, k * stepRows));
-    for (auto [old, now] : llvm::zip(body.getArguments(), entry->getArguments()))
+    for (auto [old, now] :
+         llvm::zip(body.getArguments(), entry->getArguments()))
       map.map(old, sliceAlongAt(b, loc, now, 0, offset, batch));
     for (Operation &op : body)
       if (auto get = dyn_cast<GetWeightOp>(op)) {
@@ -660,10 +661,10 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
 
   // Round 1: the estimate from the pending gradients (scale P max(n, 1):
   // a zero sum in the first call), beside the gradients at t.
-  Value estimateScale = DivOp::create(
-      b, loc, one,
-      MulOp::create(b, loc, MaxOp::create(b, loc, count, one),
-                    constant(static_cast<double>(ranks))));
+  Value estimateScale =
+      DivOp::create(b, loc, one,
+                    MulOp::create(b, loc, MaxOp::create(b, loc, count, one),
+                                  constant(static_cast<double>(ranks))));
   FailureOr<Update> estimate = update(pending, estimateScale);
   if (failed(estimate))
     return failure();
@@ -680,10 +681,10 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     both.push_back(AddOp::create(b, loc, p, g));
   Value realScale = DivOp::create(
       b, loc, one,
-      MulOp::create(b, loc,
-                    AddOp::create(b, loc, count,
-                                  constant(static_cast<double>(micro))),
-                    constant(static_cast<double>(ranks))));
+      MulOp::create(
+          b, loc,
+          AddOp::create(b, loc, count, constant(static_cast<double>(micro))),
+          constant(static_cast<double>(ranks))));
   FailureOr<Update> real = update(both, realScale);
   if (failed(real))
     return failure();
