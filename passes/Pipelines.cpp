@@ -331,13 +331,17 @@ LogicalResult mlir::braid::buildDriverPipeline(
     if (train.optimizer != "sgd" && train.optimizer != "adamw")
       return emitError("--optimizer must be sgd or adamw, not '" +
                        train.optimizer + "'");
-    // Buckets and scheduling are exact rewrites of the step; the chunking
-    // passes are not checked on training steps yet.
+    // Buckets, Domino's chunks and scheduling are exact rewrites of the
+    // step, checked against one rank's losses (test/models/train-parallel);
+    // the other chunking passes are not checked on training steps yet.
     for (StringRef step : steps) {
       StringRef name = step.split('=').first;
-      if (name != "buckets" && name != "schedule")
-        return emitError("--train supports --overlap buckets[=MiB|auto] and "
-                         "schedule for now: '" + step +
+      if (!llvm::is_contained({"buckets", "schedule", "domino",
+                               "domino-columns", "domino-both"},
+                              name))
+        return emitError("--train supports --overlap buckets[=MiB|auto], "
+                         "domino[=K], domino-columns[=K], domino-both[=K] "
+                         "and schedule for now: '" + step +
                          "' is not checked on training steps yet");
     }
     // Data, tensor (with or without sequence parallelism) and expert

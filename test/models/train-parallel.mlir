@@ -7,6 +7,25 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,tp=2,dp=2;tp=2,ep=2" | FileCheck %s --check-prefix=MAIN
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2_sdpa,qwen2_dynamo,qwen2_torchscript,phi3_dynamo,phi3_torchscript,opt_dynamo,opt_torchscript,bert_torchscript,qwen2moe_torchscript --optimizers adamw --configs "tp=2,ep=2" | FileCheck %s --check-prefix=OTHERS
+// Domino on the training step (braid-domino after the partitioner, forced:
+// on these tiny models the cost model would keep the input): row chunks
+// split every tensor-parallel all-reduce of the forward and the backward
+// pass in two (LLaMA tp=2: 8 more all-reduces, 30), columns and both too,
+// and with sequence parallelism the all-gathers and reduce-scatters; the
+// losses stay one rank's.
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino=2 --force-overlap" --tag .domino | FileCheck %s --check-prefix=DOMINO
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2" --extra "--overlap domino-columns=2 --force-overlap" --tag .columns | FileCheck %s --check-prefix=DOMINO-OTHER
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2" --extra "--overlap domino-both=2 --force-overlap" --tag .both | FileCheck %s --check-prefix=DOMINO-OTHER
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2,dp=2;sp=2" --extra "--overlap domino=2 --force-overlap" --tag .spdomino | FileCheck %s --check-prefix=DOMINO-SP
+// RUN: grep -c "braid.all_reduce " %t/llama.adamw_clip.tp=2.domino.mlir | FileCheck %s --check-prefix=DOMINO-AR
+// RUN: grep -c "braid.all_gather " %t/llama.adamw_clip.sp=2.spdomino.mlir | FileCheck %s --check-prefix=DOMINO-AG
+// DOMINO-COUNT-12: {{(gpt2|llama|mixtral)}}.{{sgd|adamw_clip}}.{{tp=2|dp=2_tp=2}}.domino: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// DOMINO: PASS: 12 runs
+// DOMINO-OTHER: PASS: 2 runs
+// DOMINO-SP-COUNT-8: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.{{sp=2|dp=2_sp=2}}.spdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// DOMINO-SP: PASS: 8 runs
+// DOMINO-AR: 30
+// DOMINO-AG: 28
 // dp=4: the example models' batch of 2 does not split over 4 ranks, so
 // train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
 // (gpt2-b4, llama-b4) and compares with one rank of Braid on them: buckets
