@@ -52,12 +52,14 @@ def fail(message):
 # --- generated models --------------------------------------------------------
 
 def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
-                 seed=0, batch=1):
+                 seed=0, batch=1, random=True):
     """Writes a decoder-only language model as an ONNX graph with random
     weights: GPT-2 style (learned positions, LayerNorm with bias, tanh-GELU
     MLP, biases) or LLaMA style (RMSNorm, rotary embedding, SwiGLU, grouped
     query attention, no biases). Input input_ids [batch, seq] (int64), output
-    logits [batch, seq, vocab]."""
+    logits [batch, seq, vocab]. random=False fills each weight with its own
+    constant instead (fast, for shapes only: the simulator reads no values;
+    distinct constants so that no weight reads as a tied copy of another)."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -72,8 +74,10 @@ def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
 
     def weight(stem, shape, scale=0.02):
         n = name(stem)
-        inits.append(numpy_helper.from_array(
-            (rng.standard_normal(shape) * scale).astype(np.float32), n))
+        values = ((rng.standard_normal(shape) * scale).astype(np.float32)
+                  if random else
+                  np.full(shape, 1e-3 * counter[0], np.float32))
+        inits.append(numpy_helper.from_array(values, n))
         return n
 
     def const(values, dtype=np.float32):
@@ -180,10 +184,11 @@ def decoder_onnx(path, kind, layers, hidden, heads, kv_heads, ffn, vocab, seq,
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
-    onnx.checker.check_model(model)
     onnx.save(model, path, save_as_external_data=True,
               all_tensors_to_one_file=True,
               location=os.path.basename(path) + ".data")
+    # Checked from the file: a model over 2 GB does not serialize in memory.
+    onnx.checker.check_model(path)
 
 
 def write_inputs(folder, vocab, seq, seed=1):
