@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 SHAPES = {"2.7b": (2560, 32, 10240), "6.7b": (4096, 32, 16384),
           "13b": (5120, 40, 20480)}
 CONFIGS = {"megatron": ["--overlap", "none"],
-           "domino": ["--overlap", "domino=auto"],
+           "domino": ["--overlap", "domino=auto", "--explain"],
            "domino2": ["--overlap", "domino=2", "--force-overlap"]}
 
 
@@ -100,10 +100,12 @@ def main():
                            "--parallel", f"tp={tp}", "--hw", "dgx-h100",
                            "--weights", "/dev/null", "--progress=false",
                            "-o", plan] + flags, f"braidc {model} tp={tp} {name}")
-                chunks = re.search(r"chunks=(\d+)", out)
+                chunks = re.search(r"chunks=(\d+)\s+[0-9.]+ us\s+[0-9.]+x\s+<- chosen",
+                                   out)
                 sim = run([braid_run, plan, "--backend", "sim", "--hw", "dgx-h100",
                            "--nodes", str(nodes)], f"simulating {model} {name}")
-                times[name] = (makespan(sim), exposed(sim), out)
+                times[name] = (makespan(sim), exposed(sim),
+                               int(chunks.group(1)) if chunks else None)
                 print(f"{WHO}: GPT-3 {model} tp={tp}: {name} {times[name][0]:.1f} ms",
                       flush=True)
             rows.append((model, tp, nodes, times))
@@ -113,15 +115,19 @@ def main():
           f"{args.batch} x {args.sequence} tokens, tensor parallel on dgx-h100; "
           f"simulated")
     print(f"{'model':<6} {'tp':>3} {'nodes':>5} {'megatron ms':>12} {'exposed':>8} "
-          f"{'domino ms':>10} {'speed-up':>8} {'domino2 ms':>10} {'speed-up':>8}")
+          f"{'auto chunks':>11} {'domino ms':>10} {'speed-up':>8} {'domino2 ms':>10} "
+          f"{'speed-up':>8}")
     for model, tp, nodes, times in rows:
         base = times["megatron"][0]
         print(f"{model:<6} {tp:>3} {nodes:>5} {base:>12.1f} "
-              f"{times['megatron'][1]:>8.1f} {times['domino'][0]:>10.1f} "
+              f"{times['megatron'][1]:>8.1f} {str(times['domino'][2]):>11} "
+              f"{times['domino'][0]:>10.1f} "
               f"{base / times['domino'][0]:>7.2f}x {times['domino2'][0]:>10.1f} "
               f"{base / times['domino2'][0]:>7.2f}x")
     print("(exposed: the Megatron step's exposed communication; domino: the cost "
-          "model's chunk count, where it applies Domino at all)")
+          "model's chunk count (1: no chunks, the step only scheduled, its "
+          "all-reduces asynchronous), then braid-schedule; domino2: two row "
+          "chunks, forced)")
 
 
 if __name__ == "__main__":
