@@ -123,24 +123,16 @@ struct Acco : public mlir::braid::impl::BraidAccoBase<Acco> {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
     if (failed(rewrite(*copy, 1)))
       return failure();
-    FailureOr<CostModel> model = CostModel::load(hw, module);
-    if (failed(model))
+    FailureOr<ComputeAndCommunication> estimate =
+        estimateComputeAndCommunication(*copy, hw, module, [](Operation *op) {
+          return isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op)
+                     ? CostPart::Communication
+                     : CostPart::Compute;
+        });
+    if (failed(estimate))
       return failure();
-    double compute = 0, communication = 0;
-    copy->lookupSymbol<func::FuncOp>("main").walk([&](Operation *op) {
-      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
-        communication += model->seconds(op);
-      else
-        compute += model->seconds(op);
-    });
-    // The plan of micro=1 holds two rounds: two micro-batches and two
-    // optimizer steps' communication.
-    int64_t chosen =
-        compute <= 0
-            ? 16
-            : std::clamp<int64_t>(
-                  static_cast<int64_t>(std::ceil(communication / compute)), 1,
-                  16);
+    double compute = estimate->compute, communication = estimate->communication;
+    int64_t chosen = estimate->coveringCount(16);
     char times[112];
     std::snprintf(times, sizeof(times),
                   "one round's compute %.3g ms per micro-batch, its "

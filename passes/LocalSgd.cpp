@@ -79,32 +79,29 @@ struct CocodSgd : public mlir::braid::impl::BraidCocodSgdBase<CocodSgd> {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
     if (failed(rewrite(*copy, 1)))
       return failure();
-    FailureOr<CostModel> model = CostModel::load(hw, module);
-    if (failed(model))
+    // The averaging: the all-reduces of parameters as the period read them.
+    FailureOr<ComputeAndCommunication> times =
+        estimateComputeAndCommunication(*copy, hw, module, [](Operation *op) {
+          auto reduce = dyn_cast<AllReduceOp>(op);
+          if (!reduce)
+            return CostPart::Compute;
+          return reduce.getInput().getDefiningOp<GetWeightOp>()
+                     ? CostPart::Communication
+                     : CostPart::Neither; // the loss's mean
+        });
+    if (failed(times))
       return failure();
-    double compute = 0, averaging = 0;
-    copy->lookupSymbol<func::FuncOp>("main").walk([&](Operation *op) {
-      if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-        if (reduce.getInput().getDefiningOp<GetWeightOp>())
-          averaging += model->seconds(op);
-      } else {
-        compute += model->seconds(op);
-      }
-    });
-    int64_t chosen =
-        compute <= 0 ? 64
-                     : std::clamp<int64_t>(
-                           static_cast<int64_t>(std::ceil(averaging / compute)),
-                           1, 64);
-    char times[96];
-    std::snprintf(times, sizeof(times),
+    double compute = times->compute, averaging = times->communication;
+    int64_t chosen = times->coveringCount(64);
+    char text[96];
+    std::snprintf(text, sizeof(text),
                   "one local step %.3g ms of compute, the parameters' "
                   "average %.3g ms",
                   compute * 1e3, averaging * 1e3);
     mlir::emitRemark(module.getLoc())
         << "braid-cocod-sgd: period auto = " << chosen
         << " (local steps per averaging; hw "
-        << hw << ": " << times << ")";
+        << hw << ": " << text << ")";
     return chosen;
   }
 

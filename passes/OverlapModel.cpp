@@ -10,6 +10,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::braid;
 namespace rt = ::braid::rt;
@@ -171,4 +174,37 @@ Timeline mlir::braid::estimateTimeline(func::FuncOp function,
     });
   }
   return timeline;
+}
+
+int64_t mlir::braid::ComputeAndCommunication::coveringCount(int64_t most) const {
+  if (compute <= 0)
+    return most;
+  return std::clamp<int64_t>(
+      static_cast<int64_t>(std::ceil(communication / compute)), 1, most);
+}
+
+FailureOr<ComputeAndCommunication>
+mlir::braid::estimateComputeAndCommunication(
+    ModuleOp module, StringRef hw, Operation *anchor,
+    llvm::function_ref<CostPart(Operation *)> partOf) {
+  FailureOr<CostModel> model = CostModel::load(hw, anchor);
+  if (failed(model))
+    return failure();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return anchor->emitError("no function @main to estimate"), failure();
+  ComputeAndCommunication result;
+  main.walk([&](Operation *op) {
+    switch (partOf(op)) {
+    case CostPart::Compute:
+      result.compute += model->seconds(op);
+      break;
+    case CostPart::Communication:
+      result.communication += model->seconds(op);
+      break;
+    case CostPart::Neither:
+      break;
+    }
+  });
+  return result;
 }

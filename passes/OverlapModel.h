@@ -69,6 +69,22 @@ struct Timeline {
 /// Estimates the timeline of `function` (see the file comment).
 Timeline estimateTimeline(func::FuncOp function, const CostModel &model);
 
+/// For the training algorithms' `auto` counts: the seconds @main of
+/// `module` spends, alone, in the ops `partOf` calls communication and in
+/// those it calls compute, on hardware profile `hw` (errors reported at
+/// `anchor`).
+enum class CostPart { Compute, Communication, Neither };
+struct ComputeAndCommunication {
+  double compute = 0, communication = 0;
+  /// The fewest units of `compute` that cover `communication` (ceil of the
+  /// ratio), within [1, most]; `most` when there is no compute.
+  int64_t coveringCount(int64_t most) const;
+};
+FailureOr<ComputeAndCommunication>
+estimateComputeAndCommunication(
+    ModuleOp module, StringRef hw, Operation *anchor,
+    llvm::function_ref<CostPart(Operation *)> partOf);
+
 } // namespace braid
 } // namespace mlir
 
