@@ -39,6 +39,7 @@
 
 #include "dialects/braid/BraidDialect.h"
 #include "dialects/braid/Builders.h"
+#include "passes/IRHelpers.h"
 #include "passes/OverlapModel.h"
 #include "passes/Passes.h"
 
@@ -152,43 +153,24 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   if (micro < 1 || ranks < 1)
     return fail(module) << "micro and ranks must be positive (micro=" << micro
                         << ", ranks=" << static_cast<int64_t>(ranks) << ")";
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal())
-    return fail(module) << "no function @main with a body";
-  auto training = main->getAttrOfType<DictionaryAttr>("braid.training");
-  if (!training)
-    return fail(main) << "@main is not a training step (no braid.training: "
-                         "run braid-next-token-loss, braid-autodiff and "
-                         "braid-training-step first)";
-  if (training.get("steps"))
-    return fail(main) << "@main already runs several steps per call";
-  if (!module.getOps<MeshOp>().empty())
-    return fail(main) << "the module is partitioned already (it declares a "
-                         "mesh); ACCO runs a one-rank step on each "
-                         "data-parallel rank";
+  FailureOr<OneRankStep> oneRank =
+      checkOneRankStep(module, "braid-acco", "ACCO");
+  if (failed(oneRank))
+    return failure();
+  func::FuncOp main = oneRank->main;
+  DictionaryAttr training = oneRank->training;
   Block &body = main.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  auto lossType = ret.getNumOperands() == 1
-                      ? dyn_cast<RankedTensorType>(ret.getOperand(0).getType())
-                      : RankedTensorType();
-  if (!lossType || lossType.getRank() != 0 ||
-      !lossType.getElementType().isF32())
-    return fail(main) << "@main must return only the scalar f32 loss";
+  func::ReturnOp ret = oneRank->ret;
+  RankedTensorType lossType = oneRank->lossType;
   Value loss = ret.getOperand(0);
-
-  StringRef tokensName = training.getAs<StringAttr>("tokens").getValue();
-  StringRef labelsName = training.getAs<StringAttr>("labels").getValue();
-  int64_t batch = training.getAs<IntegerAttr>("batch").getInt();
-  SmallVector<bool> data;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, "braid.name");
-    data.push_back(name && (name.getValue() == tokensName ||
-                            name.getValue() == labelsName));
-  }
+  int64_t batch = oneRank->batch;
+  ArrayRef<bool> data = oneRank->data;
   if (llvm::count(data, true) != 2 ||
       (int64_t)data.size() != llvm::count(data, true))
     return fail(main) << "@main must take only the arguments named '"
-                      << tokensName << "' and '" << labelsName << "'";
+                      << training.getAs<StringAttr>("tokens").getValue()
+                      << "' and '"
+                      << training.getAs<StringAttr>("labels").getValue() << "'";
 
   // The gradients braid-training-step marked, in program order.
   SmallVector<Value> grads;
@@ -367,15 +349,19 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     }
     reads.map(get.getResult(), b.clone(op)->getResult(0));
   }
+  // A pending weight's row: this rank's [1, ...] of its [P, ...].
+  auto rowOf = [](WeightOp weight) {
+    RankedTensorType stored = weight.getTensorType();
+    SmallVector<int64_t> shape(stored.getShape());
+    shape[0] = 1;
+    return stored.clone(shape);
+  };
   SmallVector<Value> pending;
   for (auto [g, weight] : llvm::zip(grads, pendingWeights)) {
     RankedTensorType stored = weight.getTensorType();
-    SmallVector<int64_t> one(stored.getShape());
-    one[0] = 1;
     Value shard = GetWeightOp::create(
-        b, loc, stored.clone(one),
-        FlatSymbolRefAttr::get(weight.getSymNameAttr()), nullptr, nullptr,
-        meshRef, shardingAttr(stored.getRank(), 0));
+        b, loc, rowOf(weight), FlatSymbolRefAttr::get(weight.getSymNameAttr()),
+        nullptr, nullptr, meshRef, shardingAttr(stored.getRank(), 0));
     pending.push_back(ReshapeOp::create(b, loc, g.getType(), shard));
   }
   Value count = synchronous
@@ -398,13 +384,20 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     llvm::DenseMap<Value, std::pair<Value, int64_t>> shards;
     for (auto [get, split] : readSplit)
       shards[get] = {reads.lookup(get), split};
+    // The whole value of `v`, or null where the update has only a shard.
+    auto wholeOf = [&](Value v) -> Value {
+      if (readSplit.count(v))
+        return Value();
+      if (Value w = whole.lookupOrNull(v))
+        return w;
+      return reads.lookupOrNull(v);
+    };
+    // `v` split along `dim`: its shard, or a slice of its whole value.
     auto shardOf = [&](Value v, int64_t dim) -> Value {
       auto it = shards.find(v);
       if (it != shards.end())
         return it->second.second == dim ? it->second.first : Value();
-      Value full = whole.lookupOrNull(v);
-      if (!full)
-        full = reads.lookupOrNull(v);
+      Value full = wholeOf(v);
       if (!full)
         return Value();
       auto type = cast<RankedTensorType>(full.getType());
@@ -432,14 +425,6 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
                        .getResult(),
                    dim};
     }
-    // The whole value of `v`, or null where the update has only a shard.
-    auto wholeOf = [&](Value v) -> Value {
-      if (readSplit.count(v))
-        return Value();
-      if (Value w = whole.lookupOrNull(v))
-        return w;
-      return reads.lookupOrNull(v);
-    };
     for (Operation &op : body.without_terminator()) {
       if (!updateOps.count(&op) || isa<GetWeightOp>(op))
         continue;
@@ -569,13 +554,23 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     out.push_back(map.lookup(loss));
     return out;
   };
-  auto accumulate = [&](SmallVector<Value> &sums, ArrayRef<Value> more) {
-    if (sums.empty()) {
-      sums.assign(more.begin(), more.end());
-      return;
+  // Micro-batches [begin, end) at `params`: their losses appended to
+  // `losses`, the sum of their gradients returned.
+  SmallVector<Value> losses;
+  auto microBatches = [&](int64_t begin, int64_t end,
+                          const llvm::DenseMap<StringAttr, Value> &params) {
+    SmallVector<Value> sums;
+    for (int64_t k = begin; k < end; ++k) {
+      SmallVector<Value> out = compute(k, params);
+      losses.push_back(out.pop_back_val());
+      if (sums.empty()) {
+        sums = out;
+        continue;
+      }
+      for (size_t i = 0; i < sums.size(); ++i)
+        sums[i] = AddOp::create(b, loc, sums[i], out[i]);
     }
-    for (size_t i = 0; i < sums.size(); ++i)
-      sums[i] = AddOp::create(b, loc, sums[i], more[i]);
+    return sums;
   };
 
   // The state for the next call from update `u` and its gathered
@@ -633,15 +628,10 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
       current[get.getNameAttr().getAttr()] = reads.lookup(get.getResult());
 
   Value one = constant(1.0);
-  SmallVector<Value> first, second, losses;
   if (synchronous) {
     // Gradient accumulation: M micro-batches at t, then one step on their
     // mean.
-    for (int64_t k = 0; k < micro; ++k) {
-      SmallVector<Value> out = compute(k, current);
-      losses.push_back(out.pop_back_val());
-      accumulate(first, out);
-    }
+    SmallVector<Value> first = microBatches(0, micro, current);
     FailureOr<Update> step =
         update(first, constant(1.0 / static_cast<double>(micro * ranks)));
     if (failed(step))
@@ -661,11 +651,7 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   if (failed(estimate))
     return failure();
   llvm::DenseMap<StringAttr, Value> estimated = gathered(*estimate);
-  for (int64_t k = 0; k < micro; ++k) {
-    SmallVector<Value> out = compute(k, current);
-    losses.push_back(out.pop_back_val());
-    accumulate(first, out);
-  }
+  SmallVector<Value> first = microBatches(0, micro, current);
 
   // Round 2: the real step on both halves, beside the gradients at t~.
   SmallVector<Value> both;
@@ -681,20 +667,14 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   if (failed(real))
     return failure();
   llvm::DenseMap<StringAttr, Value> next = gathered(*real);
-  for (int64_t k = micro; k < steps; ++k) {
-    SmallVector<Value> out = compute(k, estimated);
-    losses.push_back(out.pop_back_val());
-    accumulate(second, out);
-  }
+  SmallVector<Value> second = microBatches(micro, steps, estimated);
 
   setState(*real, next);
   for (auto [sum, weight] : llvm::zip(second, pendingWeights)) {
-    RankedTensorType stored = weight.getTensorType();
-    SmallVector<int64_t> one(stored.getShape());
-    one[0] = 1;
-    Value shard = ReshapeOp::create(b, loc, stored.clone(one), sum);
+    RankedTensorType row = rowOf(weight);
     SetWeightOp::create(b, loc, FlatSymbolRefAttr::get(weight.getSymNameAttr()),
-                        shard, meshRef, shardingAttr(stored.getRank(), 0));
+                        ReshapeOp::create(b, loc, row, sum), meshRef,
+                        shardingAttr(row.getRank(), 0));
   }
   SetWeightOp::create(b, loc,
                       FlatSymbolRefAttr::get(countWeight.getSymNameAttr()),

@@ -33,3 +33,47 @@ LogicalResult mlir::braid::computeOnBlock(OpBuilder &b, Operation *op,
            << blocks.front().factor << " of its dimension mapping";
   return success();
 }
+
+FailureOr<OneRankStep> mlir::braid::checkOneRankStep(ModuleOp module,
+                                                     StringRef pass,
+                                                     StringRef algorithm) {
+  auto error = [&](Operation *at) { return at->emitError() << pass << ": "; };
+  OneRankStep step;
+  step.main = module.lookupSymbol<func::FuncOp>("main");
+  if (!step.main || step.main.isExternal())
+    return error(module) << "no function @main with a body", failure();
+  step.training = step.main->getAttrOfType<DictionaryAttr>("braid.training");
+  if (!step.training)
+    return error(step.main)
+               << "@main is not a training step (no braid.training: run "
+                  "braid-next-token-loss, braid-autodiff and "
+                  "braid-training-step first)",
+           failure();
+  if (step.training.get("steps"))
+    return error(step.main) << "@main already runs several steps per call",
+           failure();
+  if (!module.getOps<MeshOp>().empty())
+    return error(step.main)
+               << "the module is partitioned already (it declares a mesh); "
+               << algorithm
+               << " runs a one-rank step on each data-parallel rank",
+           failure();
+  step.ret = cast<func::ReturnOp>(step.main.getBody().front().getTerminator());
+  step.lossType =
+      step.ret.getNumOperands() == 1
+          ? dyn_cast<RankedTensorType>(step.ret.getOperand(0).getType())
+          : RankedTensorType();
+  if (!step.lossType || step.lossType.getRank() != 0 ||
+      !step.lossType.getElementType().isF32())
+    return error(step.main) << "@main must return only the scalar f32 loss",
+           failure();
+  StringRef tokens = step.training.getAs<StringAttr>("tokens").getValue();
+  StringRef labels = step.training.getAs<StringAttr>("labels").getValue();
+  step.batch = step.training.getAs<IntegerAttr>("batch").getInt();
+  for (unsigned i = 0; i < step.main.getNumArguments(); ++i) {
+    auto name = step.main.getArgAttrOfType<StringAttr>(i, "braid.name");
+    step.data.push_back(name && (name.getValue() == tokens ||
+                                 name.getValue() == labels));
+  }
+  return step;
+}

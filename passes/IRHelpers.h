@@ -6,6 +6,7 @@
 #include "dialects/braid/BraidDialect.h"
 #include "dialects/braid/Builders.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -21,6 +22,22 @@ namespace braid {
 LogicalResult computeOnBlock(OpBuilder &b, Operation *op,
                              const DimensionMapping &mapping,
                              ArrayRef<FactorBlock> blocks);
+
+/// The one-rank training step (braid-training-step's @main) that a
+/// data-parallel training algorithm's pass rewrites: @main with a body and
+/// its braid.training contract, one step per call, no mesh yet, returning
+/// only the scalar f32 loss. `data[i]`: whether argument i is the step's
+/// tokens or labels. Errors name `pass` and `algorithm`.
+struct OneRankStep {
+  func::FuncOp main;
+  DictionaryAttr training;
+  func::ReturnOp ret;
+  RankedTensorType lossType;
+  SmallVector<bool> data;
+  int64_t batch = 0;
+};
+FailureOr<OneRankStep> checkOneRankStep(ModuleOp module, StringRef pass,
+                                        StringRef algorithm);
 
 } // namespace braid
 } // namespace mlir

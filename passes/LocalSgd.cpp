@@ -29,6 +29,7 @@
 
 #include "dialects/braid/BraidDialect.h"
 #include "dialects/braid/Builders.h"
+#include "passes/IRHelpers.h"
 #include "passes/OverlapModel.h"
 #include "passes/Passes.h"
 
@@ -112,41 +113,24 @@ struct CocodSgd : public mlir::braid::impl::BraidCocodSgdBase<CocodSgd> {
     if (period < 1 || ranks < 1)
       return fail(module) << "period and ranks must be positive (period="
                           << period << ", ranks=" << static_cast<int64_t>(ranks) << ")";
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal())
-      return fail(module) << "no function @main with a body";
-    auto training = main->getAttrOfType<DictionaryAttr>("braid.training");
-    if (!training)
-      return fail(main) << "@main is not a training step (no braid.training: "
-                           "run braid-next-token-loss, braid-autodiff and "
-                           "braid-training-step first)";
-    if (training.get("steps"))
-      return fail(main) << "@main already runs several steps per call";
-    if (!module.getOps<MeshOp>().empty())
-      return fail(main) << "the module is partitioned already (it declares "
-                           "a mesh); CoCoD-SGD runs a one-rank step on each "
-                           "data-parallel rank";
+    FailureOr<OneRankStep> step =
+        checkOneRankStep(module, "braid-cocod-sgd", "CoCoD-SGD");
+    if (failed(step))
+      return failure();
+    func::FuncOp main = step->main;
+    DictionaryAttr training = step->training;
     Block &body = main.getBody().front();
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    auto lossType = ret.getNumOperands() == 1
-                        ? dyn_cast<RankedTensorType>(ret.getOperand(0).getType())
-                        : RankedTensorType();
-    if (!lossType || lossType.getRank() != 0 || !lossType.getElementType().isF32())
-      return fail(main) << "@main must return only the scalar f32 loss";
-
+    func::ReturnOp ret = step->ret;
+    RankedTensorType lossType = step->lossType;
+    int64_t batch = step->batch;
+    ArrayRef<bool> data = step->data;
     // The data inputs: the arguments named as the step's tokens and labels.
-    StringRef tokensName = training.getAs<StringAttr>("tokens").getValue();
-    StringRef labelsName = training.getAs<StringAttr>("labels").getValue();
-    int64_t batch = training.getAs<IntegerAttr>("batch").getInt();
-    SmallVector<bool> data;
-    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-      auto name = main.getArgAttrOfType<StringAttr>(i, "braid.name");
-      data.push_back(name && (name.getValue() == tokensName ||
-                              name.getValue() == labelsName));
-    }
     if (llvm::count(data, true) != 2)
-      return fail(main) << "@main has no arguments named '" << tokensName
-                        << "' and '" << labelsName << "'";
+      return fail(main) << "@main has no arguments named '"
+                        << training.getAs<StringAttr>("tokens").getValue()
+                        << "' and '"
+                        << training.getAs<StringAttr>("labels").getValue()
+                        << "'";
 
     // The state weights the step sets, in the order it sets them.
     llvm::MapVector<StringAttr, WeightOp> state;
