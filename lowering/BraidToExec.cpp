@@ -9,6 +9,7 @@
 
 #include "lowering/Passes.h"
 
+#include "dialects/braid/ArenaPacking.h"
 #include "dialects/braid/BraidDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -267,12 +268,6 @@ void Lowering::computeLiveRanges() {
 }
 
 int64_t Lowering::allocate() {
-  struct Block {
-    int64_t offset, size, end;
-  };
-  auto align = [&](int64_t n) {
-    return (n + alignment - 1) / alignment * alignment;
-  };
   // Bytes of a class: its largest member (reshapes keep the byte count).
   llvm::DenseMap<Value, int64_t> classBytes;
   for (Value value : values)
@@ -281,45 +276,32 @@ int64_t Lowering::allocate() {
   for (BlockArgument arg : main.getArguments())
     classBytes[leader(arg)] =
         std::max(classBytes.lookup(leader(arg)), bytesOf(arg));
-  SmallVector<Value> order;
-  for (auto &[leaderValue, range] : ranges)
-    order.push_back(leaderValue);
-  // Persistent classes first, then by start position; ties by first value.
-  // Arguments are not in `values`: rank them first, by argument number, so
-  // that no tie is left to pointer order (plans must be reproducible).
+  // Ties among buffers of one start go by first value: arguments first, by
+  // argument number, then values in program order (plans must not depend
+  // on pointer order).
   llvm::DenseMap<Value, int64_t> rankInValues;
   int64_t numArgs = main.getNumArguments();
   for (BlockArgument arg : main.getArguments())
     rankInValues.try_emplace(leader(arg), arg.getArgNumber() - numArgs);
   for (auto [i, v] : llvm::enumerate(values))
     rankInValues.try_emplace(leader(v), i);
-  llvm::stable_sort(order, [&](Value a, Value b) {
-    auto key = [&](Value v) {
-      return std::make_tuple(!persistent.count(v) ? 1 : 0, ranges[v].first,
-                             rankInValues.lookup(v));
-    };
-    return key(a) < key(b);
-  });
-  std::vector<Block> active;
-  int64_t peak = 0;
-  for (Value v : order) {
-    auto [start, end] = ranges[v];
-    int64_t size = align(std::max<int64_t>(1, classBytes.lookup(v)));
-    llvm::erase_if(active, [&](const Block &b) { return b.end < start; });
-    llvm::sort(active, [](const Block &a, const Block &b) {
-      return a.offset < b.offset;
-    });
-    int64_t offset = 0;
-    for (const Block &b : active) {
-      if (b.offset - offset >= size)
-        break;
-      offset = std::max(offset, b.offset + b.size);
-    }
-    active.push_back({offset, size, end});
-    offsets[v] = offset;
-    peak = std::max(peak, offset + size);
+  // `persistent` holds values; a class is persistent if any member is.
+  llvm::DenseSet<Value> persistentClasses;
+  for (Value value : persistent)
+    persistentClasses.insert(leader(value));
+  SmallVector<Value> leaders;
+  SmallVector<ArenaBuffer> buffers;
+  for (auto &[leaderValue, range] : ranges) {
+    leaders.push_back(leaderValue);
+    buffers.push_back({range.first, range.second,
+                       classBytes.lookup(leaderValue),
+                       persistentClasses.count(leaderValue) != 0,
+                       rankInValues.lookup(leaderValue)});
   }
-  return peak;
+  ArenaLayout layout = packArena(buffers, alignment);
+  for (auto [value, offset] : llvm::zip(leaders, layout.offsets))
+    offsets[value] = offset;
+  return layout.peak;
 }
 
 FailureOr<int64_t> Lowering::run() {

@@ -150,7 +150,7 @@ FailureOr<double> mlir::braid::estimateScheduled(ModuleOp module,
   for (auto f : copy->getOps<func::FuncOp>()) {
     if (f.isExternal() || (!function.empty() && f.getSymName() != function))
       continue;
-    if (failed(scheduleFunction(f, model, 0, "comm")))
+    if (failed(scheduleFunction(f, model, 0, "comm", /*boundPrefetch=*/false)))
       return failure();
     time += estimateTimeline(f, model).makespan;
   }
@@ -585,7 +585,8 @@ struct OverlapReportPass
             text += "synchronous (nothing runs while it does; run "
                     "braid-schedule)";
           else if (c.collective->hasAttr(kHeldByMemoryAttr))
-            text += "memory limit (braid-schedule held its issue back)";
+            text += "prefetch window (braid-schedule issued it only so far "
+                    "ahead of its reader: prefetch=auto or memory-limit)";
           else if (!c.workBeforeAwait)
             text += "no independent work (its result is awaited before any "
                     "other op runs)";

@@ -548,17 +548,38 @@ def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
     are available, the earliest in program order, and waits for a collective
     only when no other work is left, across layer boundaries. All collectives
     go to one stream in one order, so every rank issues them identically.
-    `memory-limit` (bytes; 0: none) caps the results of collectives issued
-    and not yet awaited; a collective held back is marked
-    `braid.held_by_memory_limit` (braid-overlap-report explains it).
+    Collectives issue in program order, except that one whose operands
+    exist passes earlier ones still waiting for theirs (a gradient's
+    reduce-scatter need not wait for the embedding's, which backward
+    produces last), unless it continues a chain of collectives (ring
+    shifts keep their order); compute that feeds a collective runs first
+    among the ops available.
+
+    Gathers (collectives whose result is larger than their operands:
+    ZeRO-3's parameter gathers) issue at most a window of W ops (program
+    order) ahead of their first reader. `prefetch=auto` takes the smallest
+    W whose estimated makespan is within 1% of unbounded prefetch's
+    (`prefetch=all`: no window). `memory-limit` (bytes; 0: none) bounds
+    the plan's peak memory per rank: the arena braid-to-exec will build
+    (weights, optimizer state, inputs, outputs and every intermediate,
+    with the same live ranges and packing); the pass takes the largest W
+    (up to auto's) whose arena fits, reports the bytes in a remark, and
+    fails naming the bytes needed when even W = 0 does not fit (it does
+    not reorder compute to save memory). A gather issued later than it
+    would be without a window is marked `braid.held_by_memory_limit`
+    (braid-overlap-report explains it).
   }];
   let options = [
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
            "Hardware profile (runtime/profiles) the schedule is timed on">,
     Option<"memoryLimit", "memory-limit", "int64_t", /*default=*/"0",
-           "Bytes of collective results in flight at most (0: no limit)">,
+           "Peak bytes of the plan's arena per rank (0: no limit)">,
     Option<"stream", "stream", "std::string", /*default=*/"\"comm\"",
-           "The stream collectives run on">
+           "The stream collectives run on">,
+    Option<"prefetch", "prefetch", "std::string", /*default=*/"\"auto\"",
+           "How far ahead gathers may issue: auto (the smallest window of "
+           "ops within 1% of the unbounded estimated time) or all (as soon "
+           "as their operands exist)">
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }

@@ -472,8 +472,8 @@ LogicalResult mlir::braid::buildDriverPipeline(
 
   if (overlapText.empty()) {
     if (options.memoryLimit > 0)
-      return emitError("--memory-limit bounds the collectives braid-schedule "
-                       "issues early; it needs --overlap (schedule, or a "
+      return emitError("--memory-limit is kept by braid-schedule, which "
+                       "orders the plan; it needs --overlap (schedule, or a "
                        "pass that ends with it)");
     return success();
   }

@@ -151,8 +151,8 @@ struct OverlapPipelineOptions
                      llvm::cl::init(false)};
   Option<int64_t> memoryLimit{
       *this, "memory-limit",
-      llvm::cl::desc("braid-schedule's memory-limit: bytes of collective "
-                     "results issued and not yet awaited (0: no limit)"),
+      llvm::cl::desc("braid-schedule's memory-limit: the plan's peak bytes "
+                     "per rank (0: no limit)"),
       llvm::cl::init(0)};
 };
 

@@ -15,7 +15,13 @@
 #include "passes/Schedule.h"
 #include "passes/Passes.h"
 
+#include "dialects/braid/ArenaPacking.h"
+
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <limits>
 
 #include <set>
 
@@ -93,10 +99,321 @@ LogicalResult mlir::braid::forEachUnscheduledFunction(
   return success();
 }
 
+namespace {
+/// The dependence graph of one function body and list schedules of it.
+class ListScheduler {
+public:
+  ListScheduler(ArrayRef<Operation *> ops, const CostModel &model)
+      : ops(ops), model(model), n(ops.size()), users(n), producers(n, 0) {
+    for (auto [i, op] : llvm::enumerate(ops))
+      index[op] = i;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      llvm::SmallDenseSet<size_t, 4> from;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && index.count(def))
+          from.insert(index[def]);
+      producers[i] = from.size();
+      for (size_t p : from)
+        users[p].push_back(i);
+    }
+    feedsCollective.assign(n, false);
+    chained.assign(n, false);
+    for (size_t i = 0; i < n; ++i)
+      if (isCollective(i)) {
+        collectiveOrder.push_back(i);
+        for (Value operand : ops[i]->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && index.count(def)) {
+            bool fromCollective = isCollective(index[def]);
+            feedsCollective[index[def]] =
+                feedsCollective[index[def]] || !fromCollective;
+            chained[i] = chained[i] || fromCollective;
+          }
+      }
+  }
+
+  bool isCollective(size_t i) const {
+    return isa<CollectiveOpInterface>(ops[i]);
+  }
+  size_t indexOf(Operation *op) const { return index.lookup(op); }
+  bool contains(Operation *op) const { return index.count(op) != 0; }
+
+  /// One schedule: collectives in program order, each issued as soon as its
+  /// operands exist and at least notBefore[c] compute ops have run (unless
+  /// nothing else can run); the compute stream runs the earliest available
+  /// op. Fails with an error when the body cannot be ordered.
+  FailureOr<SmallVector<size_t>> run(ArrayRef<int64_t> notBefore,
+                                     func::FuncOp function,
+                                     double *makespan = nullptr) const {
+    SmallVector<size_t> pending(producers.begin(), producers.end());
+    std::set<size_t> readyCompute, readyCollectives;
+    for (size_t i = 0; i < n; ++i)
+      if (pending[i] == 0)
+        (isCollective(i) ? readyCollectives : readyCompute).insert(i);
+    SmallVector<double> available(n, 0.0); // when an op's operands exist
+    SmallVector<double> finish(n, 0.0);
+    SmallVector<size_t> order;
+    double computeTime = 0, commTime = 0;
+    int64_t computeCount = 0;
+    auto complete = [&](size_t i) {
+      order.push_back(i);
+      for (size_t u : users[i]) {
+        available[u] = std::max(available[u], finish[i]);
+        if (--pending[u] == 0)
+          (isCollective(u) ? readyCollectives : readyCompute).insert(u);
+      }
+    };
+    SmallVector<bool> issued(n, false);
+    size_t firstPending = 0; // into collectiveOrder
+    auto issue = [&](size_t c) {
+      readyCollectives.erase(c);
+      issued[c] = true;
+      while (firstPending < collectiveOrder.size() &&
+             issued[collectiveOrder[firstPending]])
+        ++firstPending;
+      double start = std::max({commTime, computeTime, available[c]});
+      finish[c] = start + model.seconds(ops[c]);
+      commTime = finish[c];
+      complete(c);
+    };
+    // The next collective to issue: the first in program order whose
+    // operands exist. It may pass earlier collectives still waiting for
+    // theirs (a gradient's reduce-scatter need not wait for the embedding's,
+    // which backward produces last), except when an operand is itself a
+    // collective's result: a chain of ring shifts keeps its place behind
+    // every earlier collective, so that one chain does not fill the stream
+    // before the other chains' first shifts. One the memory limit holds back
+    // is passed by later ready ones; with `force`, the first ready one is
+    // taken, held or not.
+    auto nextToIssue = [&](bool force) -> std::optional<size_t> {
+      bool waiting = false;
+      for (size_t j = firstPending; j < collectiveOrder.size(); ++j) {
+        size_t c = collectiveOrder[j];
+        if (issued[c])
+          continue;
+        if (!readyCollectives.count(c)) {
+          waiting = true;
+          continue;
+        }
+        if (waiting && chained[c])
+          continue;
+        if (force || computeCount >= notBefore[c])
+          return c;
+      }
+      return std::nullopt;
+    };
+    while (order.size() < n) {
+      // Issue every collective that may go, each as soon as its operands
+      // exist.
+      while (std::optional<size_t> c = nextToIssue(false))
+        issue(*c);
+      if (order.size() == n)
+        break;
+      if (readyCompute.empty()) {
+        std::optional<size_t> c = nextToIssue(true);
+        if (!c) {
+          for (size_t i = 0; i < n; ++i)
+            if (pending[i] > 0)
+              return ops[i]->emitOpError("braid-schedule: waits for operands "
+                                         "that never become ready");
+          return function.emitError("braid-schedule: the body has a cycle");
+        }
+        issue(*c); // held back, but nothing else is left
+        continue;
+      }
+      // An op available now that feeds a collective (its result is a
+      // collective's operand: the collective issues as soon as it has run,
+      // and its operand, a gradient say, need not wait for the update at
+      // the end of the program); else the earliest op (program order)
+      // available now; else the soonest.
+      std::optional<size_t> pick;
+      for (size_t i : readyCompute)
+        if (available[i] <= computeTime && feedsCollective[i]) {
+          pick = i;
+          break;
+        }
+      if (!pick)
+        for (size_t i : readyCompute)
+          if (available[i] <= computeTime) {
+            pick = i;
+            break;
+          }
+      if (!pick)
+        for (size_t i : readyCompute)
+          if (!pick || available[i] < available[*pick])
+            pick = i;
+      size_t i = *pick;
+      readyCompute.erase(i);
+      double start = std::max(computeTime, available[i]);
+      finish[i] = start + model.seconds(ops[i]);
+      computeTime = finish[i];
+      ++computeCount;
+      complete(i);
+    }
+    if (makespan)
+      *makespan = std::max(computeTime, commTime);
+    return order;
+  }
+
+private:
+  ArrayRef<Operation *> ops;
+  const CostModel &model;
+  size_t n;
+  llvm::DenseMap<Operation *, size_t> index;
+  SmallVector<SmallVector<size_t>> users;
+  SmallVector<size_t> producers;
+  SmallVector<size_t> collectiveOrder;
+  SmallVector<bool> feedsCollective;
+  /// Collectives with an operand another collective produced.
+  SmallVector<bool> chained;
+};
+
+/// The arena braid-to-exec will build for an order (the same live ranges
+/// and the same packing, see lowering/BraidToExec.cpp), before the order is
+/// emitted. Positions: the op at order index k is at 2k+1; the await
+/// braid-schedule inserts before it (for a collective it is the first
+/// compute-stream reader of) at 2k.
+struct ArenaEstimate {
+  ArenaLayout layout;
+  /// Per buffer: its live range's start.
+  SmallVector<int64_t> starts;
+  /// Per op index: the buffer its first result belongs to (-1: none).
+  SmallVector<int64_t> resultBuffer;
+  /// Per op index: the position of a collective's compute-stream await
+  /// (INT64_MAX: none).
+  SmallVector<int64_t> awaitAt;
+  int64_t persistentBytes = 0;
+};
+
+ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
+                            const ListScheduler &graph,
+                            ArrayRef<size_t> order) {
+  constexpr int64_t kAlignment = 64; // braid-to-exec's default
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  size_t n = ops.size();
+  int64_t end = 2 * int64_t(n) + 2;
+  SmallVector<int64_t> position(n);
+  for (auto [k, i] : llvm::enumerate(order))
+    position[i] = 2 * int64_t(k) + 1;
+  Operation *terminator = function.getBody().front().getTerminator();
+
+  ArenaEstimate estimate;
+  estimate.awaitAt.assign(n, kNone);
+  for (size_t i = 0; i < n; ++i) {
+    if (!graph.isCollective(i))
+      continue;
+    for (Operation *user : ops[i]->getResult(0).getUsers()) {
+      if (user == terminator)
+        estimate.awaitAt[i] = std::min(estimate.awaitAt[i], end - 2);
+      else if (graph.contains(user) &&
+               !graph.isCollective(graph.indexOf(user)))
+        estimate.awaitAt[i] = std::min(estimate.awaitAt[i],
+                                       position[graph.indexOf(user)] - 1);
+    }
+  }
+  // When the compute stream knows a collective is done: its own await or a
+  // later one's (one stream, in order).
+  SmallVector<int64_t> done(n, end);
+  int64_t later = end;
+  for (size_t k = order.size(); k-- > 0;) {
+    size_t i = order[k];
+    if (!graph.isCollective(i))
+      continue;
+    later = std::min(later, estimate.awaitAt[i]);
+    done[i] = later;
+  }
+
+  llvm::EquivalenceClasses<Value> aliases;
+  SmallVector<Value> values; // in emitted order, for the tie-break
+  for (BlockArgument arg : function.getArguments())
+    aliases.insert(arg);
+  for (size_t i : order)
+    for (Value result : ops[i]->getResults())
+      if (isa<RankedTensorType>(result.getType())) {
+        values.push_back(result);
+        aliases.insert(result);
+        if (auto reshape = dyn_cast<ReshapeOp>(ops[i]))
+          aliases.unionSets(reshape.getInput(), result);
+      }
+  auto leader = [&](Value v) { return aliases.getOrInsertLeaderValue(v); };
+  llvm::MapVector<Value, std::pair<int64_t, int64_t>> ranges;
+  auto extend = [&](Value v, int64_t from, int64_t to) {
+    auto [it, inserted] = ranges.try_emplace(leader(v), from, to);
+    it->second.first = std::min(it->second.first, from);
+    it->second.second = std::max(it->second.second, to);
+  };
+  llvm::DenseSet<Value> persistent;
+  for (BlockArgument arg : function.getArguments())
+    persistent.insert(leader(arg));
+  for (Value v : terminator->getOperands())
+    if (isa<RankedTensorType>(v.getType()))
+      persistent.insert(leader(v));
+  for (size_t i : order) {
+    Operation *op = ops[i];
+    if (isa<GetWeightOp, ConstantOp>(op)) {
+      persistent.insert(leader(op->getResult(0)));
+      continue;
+    }
+    if (auto set = dyn_cast<SetWeightOp>(op)) {
+      extend(set.getValue(), end, end);
+      continue;
+    }
+    if (isa<ReshapeOp>(op))
+      continue;
+    int64_t at = position[i];
+    int64_t until = graph.isCollective(i) ? std::max(at, done[i]) : at;
+    for (Value v : op->getOperands())
+      if (isa<RankedTensorType>(v.getType()))
+        extend(v, at, until);
+    for (Value v : op->getResults())
+      if (isa<RankedTensorType>(v.getType()))
+        extend(v, at, until);
+  }
+  for (Value v : persistent)
+    extend(v, 0, end);
+
+  llvm::DenseMap<Value, int64_t> classBytes, rank;
+  int64_t numArgs = function.getNumArguments();
+  for (BlockArgument arg : function.getArguments()) {
+    classBytes[leader(arg)] =
+        std::max(classBytes.lookup(leader(arg)), getNumBytes(arg));
+    rank.try_emplace(leader(arg), int64_t(arg.getArgNumber()) - numArgs);
+  }
+  for (auto [k, v] : llvm::enumerate(values)) {
+    classBytes[leader(v)] =
+        std::max(classBytes.lookup(leader(v)), getNumBytes(v));
+    rank.try_emplace(leader(v), k);
+  }
+  SmallVector<ArenaBuffer> buffers;
+  llvm::DenseMap<Value, int64_t> bufferOf;
+  for (auto &[v, range] : ranges) {
+    bool whole = persistent.count(v) != 0;
+    bufferOf[v] = buffers.size();
+    buffers.push_back({range.first, range.second, classBytes.lookup(v), whole,
+                       rank.lookup(v)});
+    estimate.starts.push_back(range.first);
+    if (whole)
+      estimate.persistentBytes +=
+          (std::max<int64_t>(1, classBytes.lookup(v)) + kAlignment - 1) /
+          kAlignment * kAlignment;
+  }
+  estimate.resultBuffer.assign(n, -1);
+  for (size_t i = 0; i < n; ++i)
+    if (ops[i]->getNumResults() &&
+        isa<RankedTensorType>(ops[i]->getResult(0).getType()))
+      if (auto it = bufferOf.find(leader(ops[i]->getResult(0)));
+          it != bufferOf.end())
+        estimate.resultBuffer[i] = it->second;
+  estimate.layout = packArena(buffers, kAlignment);
+  return estimate;
+}
+} // namespace
+
 LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                                             const CostModel &model,
                                             int64_t memoryLimit,
-                                            StringRef stream) {
+                                            StringRef stream,
+                                            bool boundPrefetch) {
   Block &body = function.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator()) {
@@ -108,113 +425,200 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     ops.push_back(&op);
   }
   size_t n = ops.size();
-  llvm::DenseMap<Operation *, size_t> index;
-  for (auto [i, op] : llvm::enumerate(ops))
-    index[op] = i;
-  SmallVector<SmallVector<size_t>> users(n);
-  SmallVector<size_t> pending(n, 0);
-  for (auto [i, op] : llvm::enumerate(ops)) {
-    llvm::SmallDenseSet<size_t, 4> producers;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && index.count(def))
-        producers.insert(index[def]);
-    pending[i] = producers.size();
-    for (size_t p : producers)
-      users[p].push_back(i);
-  }
-  auto isCollective = [&](size_t i) {
-    return isa<CollectiveOpInterface>(ops[i]);
-  };
-  std::set<size_t> readyCompute, readyCollectives;
-  for (size_t i = 0; i < n; ++i)
-    if (pending[i] == 0)
-      (isCollective(i) ? readyCollectives : readyCompute).insert(i);
+  ListScheduler graph(ops, model);
+  SmallVector<int64_t> notBefore(n, 0);
+  FailureOr<SmallVector<size_t>> scheduled = graph.run(notBefore, function);
+  if (failed(scheduled))
+    return failure();
+  SmallVector<size_t> order = std::move(*scheduled);
 
-  SmallVector<double> available(n, 0.0); // when an op's operands exist
-  SmallVector<double> finish(n, 0.0);
-  SmallVector<bool> awaited(n, false);
-  SmallVector<size_t> order;
-  double computeTime = 0, commTime = 0;
-  int64_t inFlight = 0;
-  auto complete = [&](size_t i) {
-    order.push_back(i);
-    for (size_t u : users[i]) {
-      available[u] = std::max(available[u], finish[i]);
-      if (--pending[u] == 0)
-        (isCollective(u) ? readyCollectives : readyCompute).insert(u);
-    }
-  };
-  SmallVector<size_t> collectiveOrder;
+  // Prefetch: a gather (a collective whose result is larger than its
+  // operands: ZeRO-3's parameter gathers) may issue only once the compute
+  // stream is within a window of W ops (in program order) of its first
+  // reader. Unbounded, every parameter gather of a ZeRO-3 step would issue
+  // at its start and hold all parameters twice (forward and backward
+  // copies). With prefetch=auto, W is the smallest window whose estimated
+  // makespan is within 1% of the unbounded one's (as far ahead as hiding
+  // the gathers needs, and no further); the memory limit then takes the
+  // largest W <= that whose arena fits. Both by bisection on whole
+  // schedules, checked rather than assumed monotonic. Other collectives are
+  // not held back: an all-reduce or reduce-scatter issued later keeps its
+  // operand, a gradient, alive longer, and saves nothing.
+  SmallVector<int64_t> computeIndex(n, 0);
+  int64_t numCompute = 0;
   for (size_t i = 0; i < n; ++i)
-    if (isCollective(i))
-      collectiveOrder.push_back(i);
-  collectiveOrder.push_back(n); // sentinel
-  size_t nextCollective = 0;
-  auto issue = [&](size_t c) {
-    readyCollectives.erase(c);
-    ++nextCollective;
-    double start = std::max({commTime, computeTime, available[c]});
-    finish[c] = start + model.seconds(ops[c]);
-    commTime = finish[c];
-    inFlight += getNumBytes(ops[c]->getResult(0));
-    complete(c);
-  };
-  while (order.size() < n) {
-    // Issue collectives in program order (one stream runs them in order,
-    // so a later one must not get ahead of an earlier one still waiting for
-    // its operands: a chain of ring shifts would otherwise fill the stream
-    // before the other chains' first shifts), each as soon as its operands
-    // exist, as far as the memory limit allows.
-    while (!readyCollectives.empty() &&
-           *readyCollectives.begin() == collectiveOrder[nextCollective]) {
-      size_t c = *readyCollectives.begin();
-      int64_t bytes = getNumBytes(ops[c]->getResult(0));
-      if (memoryLimit > 0 && inFlight > 0 && inFlight + bytes > memoryLimit) {
-        ops[c]->setAttr(kHeldByMemoryAttr, UnitAttr::get(function.getContext()));
-        break;
-      }
-      issue(c);
-    }
-    if (order.size() == n)
-      break;
-    if (readyCompute.empty()) {
-      if (readyCollectives.empty() ||
-          *readyCollectives.begin() != collectiveOrder[nextCollective]) {
-        for (size_t i = 0; i < n; ++i)
-          if (pending[i] > 0)
-            return ops[i]->emitOpError("braid-schedule: waits for operands "
-                                       "that never become ready");
-        return function.emitError("braid-schedule: the body has a cycle");
-      }
-      issue(*readyCollectives.begin()); // held back, but nothing else is left
+    if (!graph.isCollective(i))
+      computeIndex[i] = numCompute++;
+  size_t numCollectives = 0;
+  SmallVector<size_t> gathers;
+  SmallVector<int64_t> firstUse(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!graph.isCollective(i))
       continue;
-    }
-    // The earliest op (program order) available now, else the soonest.
-    std::optional<size_t> pick;
-    for (size_t i : readyCompute)
-      if (available[i] <= computeTime) {
-        pick = i;
-        break;
-      }
-    if (!pick)
-      for (size_t i : readyCompute)
-        if (!pick || available[i] < available[*pick])
-          pick = i;
-    size_t i = *pick;
-    readyCompute.erase(i);
-    double start = std::max(computeTime, available[i]);
-    finish[i] = start + model.seconds(ops[i]);
-    computeTime = finish[i];
+    ++numCollectives;
+    int64_t in = 0;
     for (Value operand : ops[i]->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && index.count(def) && isCollective(index[def]) &&
-          !awaited[index[def]]) {
-        awaited[index[def]] = true;
-        inFlight -= getNumBytes(operand);
+      if (isa<RankedTensorType>(operand.getType()))
+        in += getNumBytes(operand);
+    if (getNumBytes(ops[i]->getResult(0)) <= in)
+      continue;
+    std::optional<int64_t> use;
+    for (Operation *user : ops[i]->getResult(0).getUsers())
+      if (graph.contains(user) && !graph.isCollective(graph.indexOf(user)))
+        use = std::min(use.value_or(numCompute),
+                       computeIndex[graph.indexOf(user)]);
+    if (!use)
+      continue;
+    firstUse[i] = *use;
+    gathers.push_back(i);
+  }
+  struct Trial {
+    int64_t window = 0;
+    SmallVector<size_t> order;
+    int64_t peak = 0;
+    double makespan = 0;
+  };
+  auto trial = [&](int64_t window) -> FailureOr<Trial> {
+    SmallVector<int64_t> limits(n, 0);
+    for (size_t g : gathers)
+      limits[g] = std::max<int64_t>(0, firstUse[g] - window);
+    Trial t;
+    t.window = window;
+    FailureOr<SmallVector<size_t>> tried =
+        graph.run(limits, function, &t.makespan);
+    if (failed(tried))
+      return failure();
+    t.order = std::move(*tried);
+    t.peak = estimateArena(function, ops, graph, t.order).layout.peak;
+    return t;
+  };
+  if (!gathers.empty() && (boundPrefetch || memoryLimit > 0)) {
+    FailureOr<Trial> unbounded = trial(numCompute);
+    if (failed(unbounded))
+      return failure();
+    // The smallest window in (low, high] with `ok`, given `high` is ok.
+    auto bisect = [&](int64_t low, Trial high,
+                      function_ref<bool(const Trial &)> ok)
+        -> FailureOr<Trial> {
+      while (high.window - low > 1) {
+        FailureOr<Trial> mid = trial(low + (high.window - low) / 2);
+        if (failed(mid))
+          return failure();
+        if (ok(*mid))
+          high = std::move(*mid);
+        else
+          low = mid->window;
       }
-    complete(i);
+      return high;
+    };
+    Trial chosen = *unbounded;
+    if (boundPrefetch) {
+      double slowest = unbounded->makespan * 1.01;
+      auto fast = [&](const Trial &t) { return t.makespan <= slowest; };
+      FailureOr<Trial> tightest = trial(0);
+      if (failed(tightest))
+        return failure();
+      FailureOr<Trial> found =
+          fast(*tightest) ? FailureOr<Trial>(std::move(*tightest))
+                          : bisect(0, *unbounded, fast);
+      if (failed(found))
+        return failure();
+      if (found->peak < chosen.peak)
+        chosen = std::move(*found);
+    }
+    int64_t persistentBytes =
+        estimateArena(function, ops, graph, chosen.order).persistentBytes;
+    if (memoryLimit > 0 && persistentBytes > memoryLimit)
+      return function.emitError()
+             << "braid-schedule: memory-limit " << memoryLimit
+             << " bytes cannot be met: @" << function.getSymName()
+             << "'s weights, optimizer state, constants, inputs and outputs "
+                "alone take "
+             << persistentBytes << " bytes per rank";
+    if (memoryLimit > 0 && chosen.peak > memoryLimit) {
+      FailureOr<Trial> tightest = trial(0);
+      if (failed(tightest))
+        return failure();
+      if (tightest->peak > memoryLimit)
+        return function.emitError()
+               << "braid-schedule: memory-limit " << memoryLimit
+               << " bytes cannot be met: @" << function.getSymName()
+               << " needs " << tightest->peak
+               << " bytes per rank even with every gather issued just "
+                  "before its first reader ("
+               << persistentBytes
+               << " of them weights, optimizer state, constants, inputs and "
+                  "outputs; "
+               << unbounded->peak
+               << " with unbounded prefetch); braid-schedule does not "
+                  "reorder compute to save memory";
+      // The largest window that fits: bisect on "does not fit".
+      int64_t high = chosen.window;
+      Trial fits = std::move(*tightest);
+      while (high - fits.window > 1) {
+        FailureOr<Trial> mid = trial(fits.window + (high - fits.window) / 2);
+        if (failed(mid))
+          return failure();
+        if (mid->peak <= memoryLimit)
+          fits = std::move(*mid);
+        else
+          high = mid->window;
+      }
+      chosen = std::move(fits);
+    }
+    // Held back: issued after more compute ops than with unbounded
+    // prefetch.
+    auto computeBeforeIssue = [&](ArrayRef<size_t> o) {
+      SmallVector<int64_t> before(n, 0);
+      int64_t count = 0;
+      for (size_t i : o) {
+        if (graph.isCollective(i))
+          before[i] = count;
+        else
+          ++count;
+      }
+      return before;
+    };
+    SmallVector<int64_t> was = computeBeforeIssue(unbounded->order);
+    SmallVector<int64_t> now = computeBeforeIssue(chosen.order);
+    int64_t held = 0;
+    for (size_t g : gathers)
+      if (now[g] > was[g]) {
+        ops[g]->setAttr(kHeldByMemoryAttr,
+                        UnitAttr::get(function.getContext()));
+        ++held;
+      }
+    order = std::move(chosen.order);
+    if (memoryLimit > 0) {
+      InFlightDiagnostic remark = function.emitRemark();
+      remark << "braid-schedule: @" << function.getSymName() << " needs "
+             << chosen.peak << " bytes per rank (memory-limit " << memoryLimit
+             << "; " << unbounded->peak << " with unbounded prefetch): ";
+      if (held == 0)
+        remark << "no gather held back";
+      else
+        remark << "gathers issued at most " << chosen.window
+               << " ops ahead of their first reader, " << held << " of "
+               << gathers.size() << " held back";
+    }
+  } else if (memoryLimit > 0) {
+    ArenaEstimate estimate = estimateArena(function, ops, graph, order);
+    if (estimate.layout.peak > memoryLimit)
+      return function.emitError()
+             << "braid-schedule: memory-limit " << memoryLimit
+             << " bytes cannot be met: @" << function.getSymName()
+             << " needs " << estimate.layout.peak << " bytes per rank ("
+             << estimate.persistentBytes
+             << " of them weights, optimizer state, constants, inputs and "
+                "outputs) and has no gather to hold back; braid-schedule "
+                "does not reorder compute to save memory";
+    function.emitRemark() << "braid-schedule: @" << function.getSymName()
+                          << " needs " << estimate.layout.peak
+                          << " bytes per rank (memory-limit " << memoryLimit
+                          << "): no gather to hold back";
   }
 
+  auto isCollective = [&](size_t i) { return graph.isCollective(i); };
   // Emit: the new order; each collective in an async. A result read on the
   // compute stream is awaited right before its first reader there; one read
   // by another collective is awaited inside that collective's async, so the
@@ -282,12 +686,18 @@ struct SchedulePass : public mlir::braid::impl::BraidScheduleBase<SchedulePass> 
   using BraidScheduleBase::BraidScheduleBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (prefetch != "auto" && prefetch != "all") {
+      module.emitError("braid-schedule: prefetch must be auto or all, not '")
+          << prefetch << "'";
+      return signalPassFailure();
+    }
     FailureOr<CostModel> model = CostModel::load(hw, module);
     if (failed(model))
       return signalPassFailure();
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal() &&
-          failed(scheduleFunction(function, *model, memoryLimit, stream)))
+          failed(scheduleFunction(function, *model, memoryLimit, stream,
+                                           prefetch == "auto")))
         return signalPassFailure();
   }
 };

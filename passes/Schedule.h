@@ -44,10 +44,14 @@ forEachUnscheduledFunction(ModuleOp module, StringRef name, StringRef pass,
 /// braid.async on stream `stream` issued as early as its operands allow,
 /// with its braid.await right before the first op that reads it, so that
 /// independent compute runs in between (see braid-schedule in Passes.td).
-/// `memoryLimit` (bytes, 0: none) caps the results of collectives issued and
-/// not yet awaited.
+/// Gathers (results larger than their operands) are issued at most a window
+/// of ops ahead of their first reader: with `boundPrefetch`, the smallest
+/// window that costs at most 1% of estimated time, and with `memoryLimit`
+/// (bytes, 0: none) at most the largest window whose arena (the plan's
+/// peak per rank) fits; fails naming the bytes needed when none does.
 LogicalResult scheduleFunction(func::FuncOp function, const CostModel &model,
-                               int64_t memoryLimit, StringRef stream);
+                               int64_t memoryLimit, StringRef stream,
+                               bool boundPrefetch = true);
 
 } // namespace braid
 } // namespace mlir

@@ -408,6 +408,8 @@ SimResult simulate(const LoadedPlan &plan, const SimConfig &config) {
   result.worldSize = plan.mesh.numRanks();
   result.gpusPerNode = config.profile.node.gpusPerNode;
   result.algorithm = config.algorithm;
+  result.arenaBytes = plan.proto.arena_bytes();
+  result.gpuMemoryBytes = config.profile.gpu.memoryBytes;
   int64_t needed =
       (result.worldSize + result.gpusPerNode - 1) / result.gpusPerNode;
   if (config.nodes < 0)
@@ -496,6 +498,24 @@ std::string SimResult::summary() const {
   line("overlap efficiency (bound/makespan)",
        formatPercent(m.overlapEfficiency));
   line("exposed communication", formatTime(m.exposedCommunicationSec));
+  if (arenaBytes > 0) {
+    // The arena is the plan's peak: braid-to-exec packs every buffer into
+    // it, so no rank ever needs more device memory than this for the plan.
+    char text[200];
+    double mib = static_cast<double>(arenaBytes) / (1 << 20);
+    if (gpuMemoryBytes > 0) {
+      double share = static_cast<double>(arenaBytes) / gpuMemoryBytes;
+      std::snprintf(text, sizeof(text), "%llu bytes (%.1f MiB, %.1f%% of a "
+                    "GPU's %.0f GB%s)",
+                    static_cast<unsigned long long>(arenaBytes), mib,
+                    100 * share, gpuMemoryBytes / 1e9,
+                    share > 1 ? ": does not fit" : "");
+    } else {
+      std::snprintf(text, sizeof(text), "%llu bytes (%.1f MiB)",
+                    static_cast<unsigned long long>(arenaBytes), mib);
+    }
+    line("peak memory per rank (arena)", text);
+  }
   line("hidden communication",
        formatPercent(m.hiddenCommunicationFraction) + " of " +
            formatTime(m.communicationActiveSec) + " with a collective running");

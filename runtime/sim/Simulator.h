@@ -150,6 +150,10 @@ struct SimResult {
   int64_t slowestRank = -1;
   std::vector<SimStream> streams;
   SimMetrics metrics;
+  /// The plan's arena: every buffer the plan needs at once, per rank (0:
+  /// unknown, for a measured run), and the profile GPU's memory (0: none).
+  uint64_t arenaBytes = 0;
+  double gpuMemoryBytes = 0;
 
   /// A text report: cluster, metrics, streams, collectives per group.
   std::string summary() const;

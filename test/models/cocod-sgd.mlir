@@ -36,12 +36,13 @@
 // PERIOD: braid.cross_entropy
 // PERIOD: braid.cross_entropy
 // PERIOD-NOT: braid.cross_entropy
+// The losses' average, issued once both losses exist:
+// PERIOD: braid.all_reduce %{{.*}} on @world["dp"] avg : tensor<2xf32>
 // x <- avg + (x - snapshot), after both local steps:
 // PERIOD: %[[DELTA:.*]] = braid.sub %{{.*}}, %[[W]]
 // PERIOD-NEXT: %[[MINE:.*]] = braid.await %[[AVG]]
 // PERIOD-NEXT: %[[NEXT:.*]] = braid.add %[[MINE]], %[[DELTA]]
 // PERIOD: braid.set_weight @embed, %[[NEXT]]
-// PERIOD: braid.all_reduce %{{.*}} on @world["dp"] avg : tensor<2xf32>
 
 // braid-run: a period's steps per call, and no checkpoint of diverged ranks.
 // RUN: braidc %t/tiny_lm.onnx --train --parallel dp=2 --algorithm cocod-sgd=2 -o %t/k2.bplan --progress=false

@@ -1,7 +1,8 @@
 // RUN: braid-opt %s --braid-schedule | FileCheck %s
 // RUN: braid-opt %s --braid-overlap-report=hw=dgx-a100 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC
 // RUN: braid-opt %s --braid-schedule --braid-overlap-report=hw=dgx-a100 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=ASYNC
-// RUN: braid-opt %s --braid-schedule=memory-limit=1000 --braid-overlap-report=hw=dgx-a100 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIMIT
+// RUN: not braid-opt %s --braid-schedule=memory-limit=1000 -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIMIT
+// RUN: braid-opt %s --braid-schedule=memory-limit=2000000 -o /dev/null 2>&1 | FileCheck %s --check-prefix=FITS
 // RUN: braid-opt %s --braid-schedule --braid-verify-collectives -o /dev/null
 // RUN: not braid-opt %s --braid-schedule --braid-schedule 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not braid-opt %s --braid-schedule=hw=no-such-gpu 2>&1 | FileCheck %s --check-prefix=HW
@@ -34,8 +35,11 @@
 // synchronous (no overlap pass recorded its input's estimate).
 // ASYNC: remark: makespan 23.8 us, speed-up 1.13x against this program with every collective synchronous (26.9 us); {{.*}} exposed communication 3.1 us, overlap efficiency 0.87
 
-// A memory limit smaller than one result holds the second one back.
-// LIMIT: remark: 0.0 us of 3.1 us hidden; not hidden: memory limit (braid-schedule held its issue back)
+// A memory limit (the plan's peak per rank) below the arguments and
+// outputs cannot be met; one above the arena is reported, with nothing to
+// hold back (all-reduces are not held: see braid-schedule-memory.mlir).
+// LIMIT: error: braid-schedule: memory-limit 1000 bytes cannot be met: @main needs 1835008 bytes per rank (1048576 of them weights, optimizer state, constants, inputs and outputs) and has no gather to hold back
+// FITS: remark: braid-schedule: @main needs 1835008 bytes per rank (memory-limit 2000000): no gather to hold back
 
 // TWICE: error: 'braid.async' op braid-schedule expects synchronous collectives; this program is already scheduled
 // HW: error: hardware profile 'no-such-gpu':

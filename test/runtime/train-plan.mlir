@@ -47,8 +47,14 @@
 // RUN: not diff -q %t/shuffled.csv %t/loss.csv > /dev/null
 
 // The simulator runs one step of a training plan.
-// RUN: braid-run %t/train.bplan --backend sim --hw dgx-h100 | FileCheck %s --check-prefix=SIM
+// Its peak memory is the plan's arena, the number the CPU run's summary
+// prints.
+// RUN: braid-run %t/train.bplan --backend sim --hw dgx-h100 > %t/sim.txt
+// RUN: braid-run %t/train.bplan --steps 1 --data %t/tokens.bin >> %t/sim.txt
+// RUN: FileCheck %s --check-prefix=SIM < %t/sim.txt
 // SIM: training plan: one training step simulated (batch 2 x sequence 3 = 6 tokens)
+// SIM: peak memory per rank (arena) [[ARENA:[0-9]+]] bytes ({{[0-9.]+}} MiB, {{[0-9.]+}}% of a GPU's 80 GB)
+// SIM: peak arena [[ARENA]] bytes per step
 
 // Bad data, checkpoints and outputs: one error each, before any file is
 // written.

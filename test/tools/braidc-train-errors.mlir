@@ -31,7 +31,7 @@
 // RUN: ls %t | count 0
 // LIMIT: error: --memory-limit needs a positive size in bytes, e.g. 1048576, 64M or 2GiB, not '12x'
 // LIMIT0: error: --memory-limit needs a positive size in bytes, e.g. 1048576, 64M or 2GiB, not '0'
-// LIMIT-OVERLAP: error: --memory-limit bounds the collectives braid-schedule issues early; it needs --overlap (schedule, or a pass that ends with it)
+// LIMIT-OVERLAP: error: --memory-limit is kept by braid-schedule, which orders the plan; it needs --overlap (schedule, or a pass that ends with it)
 // ALGO-NAME: error: --algorithm 'foo=2' is not cocod-sgd=K, acco[=M] or accumulate=N (the training algorithms so far)
 // ALGO-PERIOD: error: --algorithm 'cocod-sgd=0' needs a period: cocod-sgd=K with K >= 1 local steps per averaging, or cocod-sgd=auto
 // ALGO-DP: error: --algorithm cocod-sgd=2 runs on data-parallel ranks only: it needs --parallel dp=N and no other axis

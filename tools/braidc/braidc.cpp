@@ -192,10 +192,12 @@ llvm::cl::opt<std::string> algorithm(
 
 llvm::cl::opt<std::string> memoryLimit(
     "memory-limit",
-    llvm::cl::desc("Bytes (or K, M, G with an optional iB: binary units) of "
-                   "collective results that may be issued and not yet "
-                   "awaited at once: braid-schedule holds back prefetch "
-                   "(ZeRO-3's parameter gathers, early all-reduces) beyond it"),
+    llvm::cl::desc("The plan's peak memory per rank (its arena: weights, "
+                   "optimizer state, inputs, outputs and intermediates), in "
+                   "bytes or K, M, G with an optional iB (binary units): "
+                   "braid-schedule issues gathers (ZeRO-3's parameter "
+                   "prefetch) only as far ahead as fits, and fails naming "
+                   "the bytes needed when nothing does"),
     llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> recompute(

@@ -152,6 +152,8 @@ TEST(SimCommandTest, BraidRunSimulates) {
               HasSubstr("simulated on dgx-h100: 8 node(s) x 8 GPUs; mesh "
                         "dp=8 x tp=8 = 64 ranks"));
   EXPECT_THAT(result.output, HasSubstr("makespan"));
+  EXPECT_THAT(result.output, HasSubstr("peak memory per rank (arena)"));
+  EXPECT_THAT(result.output, HasSubstr("of a GPU's 80 GB)"));
   EXPECT_THAT(result.output, HasSubstr("all_reduce over [dp] (8 ranks, "
                                        "across nodes)"));
   EXPECT_THAT(result.output, HasSubstr("all_reduce over [tp] (8 ranks, in a "

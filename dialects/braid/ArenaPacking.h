@@ -1,0 +1,59 @@
+//===- ArenaPacking.h - first-fit packing of live ranges --------*- C++ -*-===//
+//
+// Part of the Braid project.
+//
+//===----------------------------------------------------------------------===//
+//
+// How a plan's buffers share one arena: each buffer (an alias class of
+// tensor values) lives over [start, end] program positions; persistent
+// buffers (weights, constants, arguments, outputs) first, then the others by
+// start position, each at the lowest aligned offset where it overlaps no live
+// buffer (or greedy by size, when that packs tighter). braid-to-exec places the plan's buffers this way, and
+// braid-schedule's memory limit predicts the same peak from an order before
+// it emits it; one function keeps the two in agreement.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_DIALECTS_BRAID_ARENAPACKING_H
+#define BRAID_DIALECTS_BRAID_ARENAPACKING_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+
+namespace mlir {
+namespace braid {
+
+/// One buffer to place.
+struct ArenaBuffer {
+  /// First and last program positions it is live at (inclusive).
+  int64_t start = 0, end = 0;
+  /// Bytes (0 takes one byte; sizes are rounded up to the alignment).
+  int64_t bytes = 0;
+  /// Lives for the whole run: placed before every other buffer.
+  bool persistent = false;
+  /// Tie-break among buffers of the same kind and start (smaller first), so
+  /// that plans do not depend on pointer order.
+  int64_t rank = 0;
+};
+
+/// The arena: each buffer's offset (in the input's order) and the peak.
+struct ArenaLayout {
+  llvm::SmallVector<int64_t> offsets;
+  int64_t peak = 0;
+};
+
+/// Places `buffers`, every offset and size a multiple of `alignment`, two
+/// ways, and keeps the smaller arena (the first on a tie): first fit in the
+/// order above, and greedy by size (largest first, each at the lowest
+/// offset free over its whole live range; TFLite's arena planner does
+/// this), which packs long-lived large buffers, such as prefetched
+/// parameters, without the holes first fit leaves. Greedy by size is
+/// quadratic in the buffers and is tried up to 20,000 of them.
+ArenaLayout packArena(llvm::ArrayRef<ArenaBuffer> buffers, int64_t alignment);
+
+} // namespace braid
+} // namespace mlir
+
+#endif // BRAID_DIALECTS_BRAID_ARENAPACKING_H
