@@ -221,6 +221,7 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
   }
   BraidScheduleOptions schedule;
   schedule.memoryLimit = options.memoryLimit;
+  schedule.prefetch = options.prefetch;
   addTimedPass(pm, createBraidSchedule, schedule, options.hw);
   pm.addPass(createBraidVerifyCollectives());
 }
@@ -479,6 +480,7 @@ LogicalResult mlir::braid::buildDriverPipeline(
   }
   OverlapPipelineOptions overlap;
   overlap.memoryLimit = options.memoryLimit;
+  overlap.prefetch = options.prefetch;
   for (StringRef step : steps) {
     std::optional<OverlapStep> parsed = OverlapStep::parse(step);
     StringRef name = step.split('=').first;

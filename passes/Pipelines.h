@@ -154,6 +154,10 @@ struct OverlapPipelineOptions
       llvm::cl::desc("braid-schedule's memory-limit: the plan's peak bytes "
                      "per rank (0: no limit)"),
       llvm::cl::init(0)};
+  Option<std::string> prefetch{
+      *this, "prefetch",
+      llvm::cl::desc("braid-schedule's prefetch: auto or all"),
+      llvm::cl::init("auto")};
 };
 
 /// Adds braid-import-pipeline: the cleanup and raising of imported IR.
@@ -208,8 +212,9 @@ struct DriverPipelineOptions {
   /// without the `builtin.module(...)` anchor.
   std::string pipeline;
   bool allowReplicated = false;
-  /// braid-schedule's memory-limit (bytes; 0: none).
+  /// braid-schedule's memory-limit (bytes; 0: none) and prefetch.
   int64_t memoryLimit = 0;
+  std::string prefetch = "auto";
 };
 
 /// Adds what braidc runs between import and lowering for `options`:

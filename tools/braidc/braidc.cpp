@@ -200,6 +200,14 @@ llvm::cl::opt<std::string> memoryLimit(
                    "the bytes needed when nothing does"),
     llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> prefetch(
+    "prefetch",
+    llvm::cl::desc("How far ahead braid-schedule issues gathers (ZeRO-3's "
+                   "parameter gathers): auto (no further than hiding them "
+                   "needs, by the cost model) or all (as soon as their "
+                   "shards exist)"),
+    llvm::cl::init("auto"), llvm::cl::cat(category));
+
 llvm::cl::opt<std::string> recompute(
     "recompute",
     llvm::cl::desc("With --train: forward values the backward pass "
@@ -268,6 +276,9 @@ LogicalResult addPasses(OpPassManager &pm) {
                         "'");
     options.memoryLimit = *bytes;
   }
+  if (prefetch != "auto" && prefetch != "all")
+    return printError("--prefetch takes auto or all, not '" + prefetch + "'");
+  options.prefetch = prefetch;
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
            &optimizer, &learningRate, &momentum, &betas, &adamEps,
