@@ -21,6 +21,12 @@ every configuration (ACCO and accumulate: a micro-batch).
   buckets       the default: gradient buckets in backward order, scheduled
   zero1         --zero 1: reduce-scatter, update on this rank's shard,
                 all-gather (scheduled)
+  zero3         --zero 3: parameters sharded too, gathered before use with
+                braid-schedule's default prefetch window (auto)
+  zero3-all     the same, every gather issued as soon as its shard exists
+                (--prefetch all)
+  zero3-memNM   --prefetch all under --memory-limit N MiB: the largest
+                window whose arena fits
   cocodK        --algorithm cocod-sgd=K (different math: local steps)
   accumulateN   --algorithm accumulate=N: ZeRO-1 with N micro-batches per
                 optimizer step (ACCO's baseline)
@@ -78,6 +84,14 @@ def flags_of(name):
         return [], True
     if name == "zero1":
         return ["--zero", "1"], True
+    if name == "zero3":
+        return ["--zero", "3"], True
+    if name == "zero3-all":
+        return ["--zero", "3", "--prefetch", "all"], True
+    m = re.fullmatch(r"zero3-mem(\d+)M", name)
+    if m:
+        return ["--zero", "3", "--prefetch", "all", "--memory-limit",
+                f"{m.group(1)}MiB"], True
     m = re.fullmatch(r"cocod(\d+)", name)
     if m:
         return ["--algorithm", f"cocod-sgd={m.group(1)}"], False
@@ -98,7 +112,11 @@ def summary(text):
             fail(f"no '{label}' in:\n{text}")
         return float(m.group(1)) * {"s": 1e3, "ms": 1, "us": 1e-3}[m.group(2)]
     calls = re.search(r"one call of (\d+) training steps", text)
-    return {"makespan": ms("makespan"), "compute": ms(r"compute \(sum of isolated kernels\)"),
+    peak = re.search(r"peak memory per rank \(arena\)\s+(\d+) bytes", text)
+    if not peak:
+        fail(f"no peak memory in:\n{text}")
+    return {"peak": int(peak.group(1)), "makespan": ms("makespan"),
+            "compute": ms(r"compute \(sum of isolated kernels\)"),
             "communication": ms(r"communication \(sum of isolated\)"),
             "exposed": ms("exposed communication"),
             "steps": int(calls.group(1)) if calls else 1}
@@ -243,8 +261,8 @@ def main():
               f"step), in steps measured there x the time per step here")
     slow = f"one rank {args.slow:g}x" if args.slow else ""
     print(f"{'configuration':<16} {'ms/step':>9} {'vs ' + names[0]:>9} {'exposed comm':>12} "
-          f"{'compute':>9} {'comm':>9} {'steps to loss':>13} {'time to loss':>12} "
-          f"{slow:>15}")
+          f"{'compute':>9} {'comm':>9} {'peak MiB':>9} {'steps to loss':>13} "
+          f"{'time to loss':>12} {slow:>15}")
     for name in names:
         r = results[name]
         per_step = r["makespan"] / r["steps"]
@@ -261,10 +279,11 @@ def main():
             hetero = f"{slowed:.1f} ({slowed / per_step:.2f}x)"
         print(f"{label:<16} {per_step:>9.1f} {base / per_step:>8.2f}x "
               f"{r['exposed'] / r['steps']:>12.1f} {r['compute'] / r['steps']:>9.1f} "
-              f"{r['communication'] / r['steps']:>9.1f} {reach:>13} {when:>12} "
-              f"{hetero:>15}")
+              f"{r['communication'] / r['steps']:>9.1f} {r['peak'] / 2**20:>9.0f} "
+              f"{reach:>13} {when:>12} {hetero:>15}")
     print("(per step: the simulated makespan of one call over its steps; compute and "
-          "comm: sums of isolated times" + (f"; one rank {args.slow:g}x: ms/step with "
+          "comm: sums of isolated times; peak: the plan's arena per rank, all it "
+          "needs at once" + (f"; one rank {args.slow:g}x: ms/step with "
           f"rank 0's kernels {args.slow:g}x as long (braid-run --rank-speeds), and "
           "the ratio to all ranks equal" if args.slow else "") + ")")
 

@@ -642,8 +642,9 @@ def BraidVerifyCollectives
     rank runs the same program, so collectives issued by one stream keep
     the same order on every rank, but two streams that nothing orders may
     issue their collectives in different orders on different ranks, and
-    collectives on one group must be issued in the same order by every
-    member (the runtime's `Communicator` contract, as in MPI and NCCL).
+    collectives on one communicator must be issued in the same order by
+    every member (the runtime's `Communicator` contract, as in MPI and
+    NCCL).
 
     Ordering, as `braid-to-exec` lowers streams and events: ops outside any
     async run on the main stream ("compute") in program order; the body of
@@ -656,29 +657,23 @@ def BraidVerifyCollectives
     one stream. Ops inside other regions count at their place in program
     order.
 
-    Two collectives *conflict* when neither happens before the other and
-    both involve other ranks (their group, spanned by the mesh axes longer
-    than 1, has more than one rank), and
-
-    1. they use the same group: same mesh and same set of axes longer than
-       1 (`["dp", "tp"]` and `["tp", "dp"]` are one group; so are `["tp"]`
-       and `["dp", "tp"]` when `dp` has size 1). Ranks may issue them in
-       different orders, which hangs or mismatches them; or
-    2. their axis sets differ but share an axis, e.g. `["tp"]` and
-       `["dp", "tp"]`. A backend may run a collective over several axes as
-       collectives over some of them (hierarchical all-reduce: reduce-scatter
-       within `tp`, all-reduce across `dp`, all-gather within `tp`), so both
-       may end up on the `tp` communicator, in different orders on different
-       ranks.
-
-    Collectives on disjoint axis sets (`["dp"]` and `["tp"]`) or on two
-    meshes use different communicators and do not conflict: the runtime
-    progresses every communicator independently. NCCL on one GPU per rank
-    does not promise that: NCCL kernels block while they wait for their
-    peers, and NCCL's guide ("Using multiple NCCL communicators
-    concurrently") asks for operations on different communicators to be
-    issued in the same order on every rank. `serialized-collectives`
-    checks for such a backend: then any two unordered collectives conflict.
+    Two collectives that neither happens before the other run on different
+    streams. The runtime gives every stream whose collectives share a mesh
+    axis (longer than 1) with an earlier stream's its own communicators
+    (runtime/exec/PlanSteps.h, collectiveChannels: MPI_Comm_dup, ncclCommSplit,
+    a separate rendezvous channel for in-process ranks), so they are never
+    matched against each other and are accepted: a schedule may put a dp
+    group's gathers and reduce-scatters on two streams. NCCL on one GPU per
+    rank does not promise progress for that: NCCL kernels block while they
+    wait for their peers, and NCCL's guide ("Using multiple NCCL
+    communicators concurrently") asks for operations on different
+    communicators to be issued in the same order on every rank.
+    `serialized-collectives` checks for such a backend: then any two
+    unordered collectives that involve other ranks (their group, spanned by
+    the mesh axes longer than 1, has more than one rank) conflict, and the
+    error says whether they use the same group (same mesh and set of axes
+    longer than 1: `["dp", "tp"]` and `["tp", "dp"]` are one group, so are
+    `["tp"]` and `["dp", "tp"]` when `dp` has size 1) or share an axis.
 
     Each conflict is an error on the later collective in program order,
     with a note on the other; the pass fails. It also rejects what the
@@ -692,7 +687,8 @@ def BraidVerifyCollectives
       braid.yield %r : tensor<8xf32>
     } : !braid.future<tensor<8xf32>>
     %b = braid.async on "b" {
-      // error: may be issued in different orders on different ranks
+      // serialized-collectives: may be issued in different orders on
+      // different ranks
       %r = braid.all_reduce %y on @world["tp"] sum : tensor<8xf32>
       braid.yield %r : tensor<8xf32>
     } : !braid.future<tensor<8xf32>>

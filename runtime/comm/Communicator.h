@@ -24,6 +24,7 @@
 #include "runtime/core/DType.h"
 
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -64,12 +65,22 @@ public:
 
 /// Collectives over mesh-axis groups. Thread-safe for one caller thread per
 /// stream; calls on one group are issued in the same order by every member.
+/// Two streams that both run collectives on one group each need their own
+/// communicator (duplicate()): their calls interleave differently on every
+/// rank.
 class Communicator {
 public:
   virtual ~Communicator() = default;
 
   virtual int64_t rank() const = 0;
   virtual const MeshShape &mesh() const = 0;
+
+  /// A communicator over the same mesh whose collectives are matched apart
+  /// from this one's (MPI: its own communicators, NCCL: its own comms), so
+  /// that another stream may run collectives on the same groups at the same
+  /// time. Collective over the world: every rank calls it, in the same order
+  /// among its duplicate() calls. It takes this communicator's timeout.
+  virtual std::unique_ptr<Communicator> duplicate() = 0;
 
   /// Elementwise reduction of `count` elements; every member gets the result.
   /// `in` and `out` may alias.

@@ -79,4 +79,10 @@ void LocalCommunicator::broadcast(const std::vector<std::string> &axes,
   copy("broadcast", axes, in, out, count, dtype);
 }
 
+std::unique_ptr<Communicator> LocalCommunicator::duplicate() {
+  auto copy = std::make_unique<LocalCommunicator>(mesh_);
+  copy->setTimeout(timeout());
+  return copy;
+}
+
 } // namespace braid::rt

@@ -27,6 +27,7 @@ public:
 
   int64_t rank() const override { return 0; }
   const MeshShape &mesh() const override { return mesh_; }
+  std::unique_ptr<Communicator> duplicate() override;
 
   void allReduce(const std::vector<std::string> &axes, const void *in,
                  void *out, int64_t count, DType dtype, ReduceOp op) override;

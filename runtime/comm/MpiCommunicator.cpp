@@ -361,6 +361,7 @@ public:
 
   int64_t rank() const override { return rank_; }
   const MeshShape &mesh() const override { return mesh_; }
+  std::unique_ptr<Communicator> duplicate() override;
 
   void allReduce(const std::vector<std::string> &axes, const void *in,
                  void *out, int64_t count, DType dtype, ReduceOp op) override;
@@ -775,6 +776,23 @@ void MpiCommunicator::broadcast(const std::vector<std::string> &axes,
                    call.group->comm, &request),
         "MPI_Ibcast");
   wait(call, &request, 1);
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
+  // MPI_Comm_dup is collective over the world, in call order, like the
+  // splits the new communicator's constructor makes.
+  acquireMpi(nullptr, nullptr);
+  MpiReleaseGuard release;
+  MPI_Comm world = MPI_COMM_NULL;
+  int code = MPI_Comm_dup(world_, &world);
+  if (code != MPI_SUCCESS)
+    throw std::runtime_error("MpiCommunicator::duplicate: MPI_Comm_dup "
+                             "failed: " +
+                             mpiErrorString(code));
+  auto copy = std::make_unique<MpiCommunicator>(mesh_, rank_, world);
+  release.dismiss();
+  copy->setTimeout(timeout());
+  return copy;
 }
 
 } // namespace

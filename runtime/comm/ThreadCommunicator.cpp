@@ -27,6 +27,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <optional>
 
@@ -200,11 +201,17 @@ struct ThreadWorld::State {
   MeshShape mesh;
   std::mutex mutex;
   std::condition_variable changed;
-  /// Keyed by the group's ranks and the call number on that group.
-  std::map<std::pair<std::vector<int64_t>, uint64_t>, std::shared_ptr<Meeting>>
+  /// Keyed by the channel (0, or a duplicate's), the group's ranks and the
+  /// call number on that group in that channel.
+  std::map<std::tuple<uint64_t, std::vector<int64_t>, uint64_t>,
+           std::shared_ptr<Meeting>>
       meetings;
-  /// Per rank and group: how many collectives the rank issued on it.
-  std::map<std::pair<int64_t, std::vector<int64_t>>, uint64_t> calls;
+  /// Per rank, channel and group: how many collectives the rank issued on it.
+  std::map<std::tuple<int64_t, uint64_t, std::vector<int64_t>>, uint64_t>
+      calls;
+  /// Per rank: how many duplicates it made (the k-th is channel k on every
+  /// rank, since every rank makes them in the same order).
+  std::map<int64_t, uint64_t> duplicates;
   bool aborted = false;
   std::string abortReason;
 
@@ -222,11 +229,23 @@ namespace {
 /// One rank's view of a ThreadWorld.
 class ThreadCommunicator final : public Communicator {
 public:
-  ThreadCommunicator(ThreadWorld::State &world, int64_t rank)
-      : world_(world), rank_(rank) {}
+  ThreadCommunicator(ThreadWorld::State &world, int64_t rank,
+                     uint64_t channel = 0)
+      : world_(world), rank_(rank), channel_(channel) {}
 
   int64_t rank() const override { return rank_; }
   const MeshShape &mesh() const override { return world_.mesh; }
+
+  std::unique_ptr<Communicator> duplicate() override {
+    uint64_t channel;
+    {
+      std::lock_guard<std::mutex> lock(world_.mutex);
+      channel = ++world_.duplicates[rank_];
+    }
+    auto copy = std::make_unique<ThreadCommunicator>(world_, rank_, channel);
+    copy->setTimeout(timeout());
+    return copy;
+  }
 
   void allReduce(const std::vector<std::string> &axes, const void *in,
                  void *out, int64_t count, DType dtype, ReduceOp op) override {
@@ -399,8 +418,8 @@ private:
                             " refused: the world is unusable after an "
                             "earlier failure (" +
                             world_.abortReason + ")");
-    uint64_t call = world_.calls[{rank_, group}]++;
-    std::shared_ptr<Meeting> &slot = world_.meetings[{group, call}];
+    uint64_t call = world_.calls[{rank_, channel_, group}]++;
+    std::shared_ptr<Meeting> &slot = world_.meetings[{channel_, group, call}];
     if (!slot)
       slot = std::make_shared<Meeting>(group.size(), call);
     std::shared_ptr<Meeting> meeting = slot;
@@ -448,7 +467,7 @@ private:
   void leave(const std::vector<int64_t> &group, Meeting &meeting) {
     std::unique_lock<std::mutex> lock(world_.mutex);
     if (++meeting.finished == group.size()) {
-      world_.meetings.erase({group, meeting.call});
+      world_.meetings.erase({channel_, group, meeting.call});
       world_.changed.notify_all();
       return;
     }
@@ -457,6 +476,7 @@ private:
 
   ThreadWorld::State &world_;
   int64_t rank_;
+  uint64_t channel_;
 };
 
 } // namespace

@@ -54,7 +54,10 @@ public:
   const MeshShape &mesh() const override { return mesh_; }
 
   void prepare(const std::vector<std::vector<std::string>> &axisSets,
-               int commSms) override;
+               int commSms, size_t channel) override;
+  void bindStream(cudaStream_t stream, size_t channel) override {
+    streamChannels_[stream] = channel;
+  }
 
   void allReduce(const std::vector<std::string> &axes, const void *in,
                  void *out, int64_t count, DType dtype, ReduceOp op,
@@ -104,15 +107,17 @@ private:
   MeshShape mesh_;
   int64_t rank_ = 0;
   bool aborted_ = false;
+  std::map<cudaStream_t, size_t> streamChannels_;
 
 #ifdef BRAID_RUNTIME_HAS_NCCL
   ncclComm_t group(const std::vector<std::string> &axes,
-                   const char *collective);
+                   const char *collective, cudaStream_t stream);
   void settle(ncclComm_t comm, ncclResult_t result, const std::string &what);
 
   bool mpiInitializedHere_ = false;
   ncclComm_t world_ = nullptr;
-  std::map<std::vector<std::string>, ncclComm_t> groups_;
+  /// Keyed by channel and canonical axes.
+  std::map<std::pair<size_t, std::vector<std::string>>, ncclComm_t> groups_;
 #endif
 };
 
@@ -208,11 +213,14 @@ void DeviceCommunicator::initWorld(int *argc, char ***argv) {
 }
 
 ncclComm_t DeviceCommunicator::group(const std::vector<std::string> &axes,
-                                     const char *collective) {
+                                     const char *collective,
+                                     cudaStream_t stream) {
   if (aborted_)
     throw CollectiveError(where(collective, axes) +
                           ": the communicators were aborted");
-  auto it = groups_.find(canonicalAxes(mesh_, axes));
+  auto bound = streamChannels_.find(stream);
+  size_t channel = bound == streamChannels_.end() ? 0 : bound->second;
+  auto it = groups_.find({channel, canonicalAxes(mesh_, axes)});
   if (it == groups_.end())
     throw CollectiveError(where(collective, axes) +
                           ": no communicator was prepared for this group");
@@ -228,7 +236,7 @@ DeviceCommunicator::~DeviceCommunicator() {
     // quiescent ncclCommDestroy frees it locally. One that does not settle
     // in time (a dead peer) is aborted instead of hanging the exit.
     std::vector<ncclComm_t> comms;
-    for (auto &[axes, comm] : groups_)
+    for (auto &[key, comm] : groups_)
       if (comm)
         comms.push_back(comm);
     if (world_)
@@ -257,13 +265,14 @@ DeviceCommunicator::~DeviceCommunicator() {
 }
 
 void DeviceCommunicator::prepare(
-    const std::vector<std::vector<std::string>> &axisSets, int commSms) {
+    const std::vector<std::vector<std::string>> &axisSets, int commSms,
+    size_t channel) {
   for (const std::vector<std::string> &axes : axisSets) {
     std::vector<std::string> key = canonicalAxes(mesh_, axes);
     if (groupSize(key) == 1)
       continue;
 #ifdef BRAID_RUNTIME_HAS_NCCL
-    if (groups_.count(key))
+    if (groups_.count({channel, key}))
       continue;
     std::vector<int64_t> members = mesh_.group(rank_, key);
     int color = static_cast<int>(*std::min_element(members.begin(),
@@ -280,9 +289,10 @@ void DeviceCommunicator::prepare(
            "rank " + std::to_string(rank_) +
                ": splitting the NCCL communicator of mesh axes " +
                axesToString(key));
-    groups_[key] = comm;
+    groups_[{channel, key}] = comm;
 #else
     (void)commSms;
+    (void)channel;
     throw CollectiveError("this runtime was built without NCCL, so the CUDA "
                           "backend cannot run collectives over several ranks "
                           "(mesh axes " +
@@ -298,7 +308,7 @@ void DeviceCommunicator::allReduce(const std::vector<std::string> &axes,
   if (groupSize(axes) == 1 || count == 0)
     return copy(in, out, count, dtype, stream);
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  ncclComm_t comm = group(axes, "all_reduce");
+  ncclComm_t comm = group(axes, "all_reduce", stream);
   settle(comm,
          ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(op), comm,
                        stream),
@@ -314,7 +324,7 @@ void DeviceCommunicator::allGather(const std::vector<std::string> &axes,
   if (groupSize(axes) == 1 || count == 0)
     return copy(in, out, count, dtype, stream);
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  ncclComm_t comm = group(axes, "all_gather");
+  ncclComm_t comm = group(axes, "all_gather", stream);
   settle(comm, ncclAllGather(in, out, count, ncclType(dtype), comm, stream),
          where("all_gather", axes));
 #endif
@@ -327,7 +337,7 @@ void DeviceCommunicator::reduceScatter(const std::vector<std::string> &axes,
   if (groupSize(axes) == 1 || count == 0)
     return copy(in, out, count, dtype, stream);
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  ncclComm_t comm = group(axes, "reduce_scatter");
+  ncclComm_t comm = group(axes, "reduce_scatter", stream);
   settle(comm,
          ncclReduceScatter(in, out, count, ncclType(dtype), ncclOp(op), comm,
                            stream),
@@ -344,7 +354,7 @@ void DeviceCommunicator::allToAll(const std::vector<std::string> &axes,
   if (n == 1 || count == 0)
     return copy(in, out, count, dtype, stream);
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  ncclComm_t comm = group(axes, "all_to_all");
+  ncclComm_t comm = group(axes, "all_to_all", stream);
   size_t bytes = count * byteSize(dtype);
   ncclResult_t result = ncclGroupStart();
   for (int64_t peer = 0; peer < n && result == ncclSuccess; ++peer) {
@@ -370,7 +380,7 @@ void DeviceCommunicator::permute(const std::vector<std::string> &axes,
   if (n == 1 || normalized == 0 || count == 0)
     return copy(in, out, count, dtype, stream);
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  ncclComm_t comm = group(axes, "collective_permute");
+  ncclComm_t comm = group(axes, "collective_permute", stream);
   int64_t me = std::find(members.begin(), members.end(), rank_) -
                members.begin();
   int to = static_cast<int>((me + normalized) % n);
@@ -393,7 +403,7 @@ void DeviceCommunicator::broadcast(const std::vector<std::string> &axes,
   if (groupSize(axes) == 1 || count == 0)
     return copy(in, out, count, dtype, stream);
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  ncclComm_t comm = group(axes, "broadcast");
+  ncclComm_t comm = group(axes, "broadcast", stream);
   settle(comm,
          ncclBroadcast(in, out, count, ncclType(dtype), static_cast<int>(root),
                        comm, stream),
@@ -405,7 +415,8 @@ void DeviceCommunicator::broadcast(const std::vector<std::string> &axes,
 
 void DeviceCommunicator::checkAsyncErrors() {
 #ifdef BRAID_RUNTIME_HAS_NCCL
-  for (auto &[axes, comm] : groups_) {
+  for (auto &[key, comm] : groups_) {
+    const std::vector<std::string> &axes = key.second;
     ncclResult_t state = ncclSuccess;
     if (ncclCommGetAsyncError(comm, &state) != ncclSuccess)
       continue;
@@ -423,7 +434,7 @@ void DeviceCommunicator::abort() {
 #ifdef BRAID_RUNTIME_HAS_NCCL
   if (aborted_)
     return;
-  for (auto &[axes, comm] : groups_)
+  for (auto &[key, comm] : groups_)
     ncclCommAbort(comm);
   if (world_)
     ncclCommAbort(world_);

@@ -10,7 +10,8 @@
 // rank 0 makes a unique id, MPI broadcasts it, every rank joins one world
 // NCCL communicator and splits one communicator per mesh-axis group off it
 // (ncclCommSplit, the same sequence of splits on every rank: prepare() takes
-// the plan's axis sets in plan order). The plan's `comm_sms` becomes NCCL's
+// the plan's axis sets in plan order), one per channel where two streams run
+// collectives on the same group (a plan's gathers and reduce-scatters). The plan's `comm_sms` becomes NCCL's
 // maxCTAs, the share of SMs its kernels may occupy beside compute.
 //
 // Communicators are non-blocking: every NCCL call is settled against the
@@ -43,9 +44,15 @@ public:
   virtual const MeshShape &mesh() const = 0;
 
   /// Makes the communicators of the groups spanned by each axis set, in this
-  /// order (the same on every rank). `commSms` > 0 caps NCCL's CTAs.
+  /// order (the same on every rank), for `channel`: streams on different
+  /// channels (collectiveChannels) get their own communicators of a group,
+  /// since their calls interleave differently on every rank. Every rank
+  /// prepares the same channels in the same order. `commSms` > 0 caps
+  /// NCCL's CTAs.
   virtual void prepare(const std::vector<std::vector<std::string>> &axisSets,
-                       int commSms) = 0;
+                       int commSms, size_t channel = 0) = 0;
+  /// The channel the collectives enqueued on `stream` use (default 0).
+  virtual void bindStream(cudaStream_t stream, size_t channel) = 0;
 
   // The Communicator's collectives, same layouts, on device memory.
   virtual void allReduce(const std::vector<std::string> &axes, const void *in,

@@ -188,7 +188,12 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
 
     // Per step: the context of kernels, timing and completion events, the
     // collectives' scratch and groups.
-    std::vector<std::vector<std::string>> axisSets;
+    // Per channel (collectiveChannels), the axis sets in plan order.
+    std::vector<size_t> channels = collectiveChannels(steps_, plan.mesh);
+    size_t numChannels = 1;
+    for (size_t channel : channels)
+      numChannels = std::max(numChannels, channel + 1);
+    std::vector<std::vector<std::vector<std::string>>> axisSets(numChannels);
     s.scratch.assign(steps_.size(), {nullptr, nullptr, nullptr});
     s.stepStart.resize(steps_.size());
     s.stepEnd.resize(steps_.size());
@@ -211,9 +216,10 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
           step.args.context = &s.contexts[stream];
         if (step.kind != StepKind::Collective)
           continue;
-        if (std::find(axisSets.begin(), axisSets.end(), step.axes) ==
-            axisSets.end())
-          axisSets.push_back(step.axes);
+        std::vector<std::vector<std::string>> &sets =
+            axisSets[channels[stream]];
+        if (std::find(sets.begin(), sets.end(), step.axes) == sets.end())
+          sets.push_back(step.axes);
         std::array<uint64_t, 3> bytes = collectiveScratchBytes(step);
         for (int k = 0; k < 3; ++k)
           need[k] = std::max(need[k], bytes[k]);
@@ -224,7 +230,11 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
                 "cudaMalloc (collective scratch)");
     }
     // The same axis sets in the same order on every rank: the plan's.
-    comm_.prepare(axisSets, static_cast<int>(proto.comm_sms()));
+    for (size_t channel = 0; channel < axisSets.size(); ++channel)
+      comm_.prepare(axisSets[channel], static_cast<int>(proto.comm_sms()),
+                    channel);
+    for (size_t stream = 0; stream < steps_.size(); ++stream)
+      comm_.bindStream(s.contexts[stream].stream, channels[stream]);
     // The memset and the uploads ran on the legacy default stream, which
     // the plan's non-blocking streams do not wait for (and a pageable
     // cudaMemcpy may return before its DMA lands): finish them now.

@@ -93,6 +93,13 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
                             [this](uint32_t id) { return buffer(id); },
                             profile_);
   state_->scratch.resize(steps_.size());
+  std::vector<size_t> channels = collectiveChannels(steps_, mesh);
+  for (size_t channel : channels)
+    while (duplicates_.size() < channel)
+      duplicates_.push_back(comm.duplicate());
+  for (size_t channel : channels)
+    streamComm_.push_back(channel == 0 ? &comm_
+                                       : duplicates_[channel - 1].get());
 }
 
 Executor::~Executor() {
@@ -240,7 +247,7 @@ void Executor::runCollective(size_t stream, const PlanStep &step) {
       transposeBlocks(src, dst, t);
     }
   } ops{state_->scratch[stream]};
-  runCollectiveStep(step, comm_, ops);
+  runCollectiveStep(step, *streamComm_[stream], ops);
 }
 
 } // namespace braid::rt

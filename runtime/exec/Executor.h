@@ -95,6 +95,11 @@ private:
 
   const LoadedPlan &plan_;
   Communicator &comm_;
+  /// Per stream, the communicator its collectives go through: comm_, or
+  /// one of `duplicates_` when another stream runs collectives on the same
+  /// group (collectiveChannels).
+  std::vector<Communicator *> streamComm_;
+  std::vector<std::unique_ptr<Communicator>> duplicates_;
   ExecutorOptions options_;
   uint8_t *arena_ = nullptr;
   size_t arenaMapped_ = 0;

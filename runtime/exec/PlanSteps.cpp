@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 namespace braid::rt {
 namespace {
@@ -305,6 +306,37 @@ std::string describeStep(int64_t rank, const RunProfile &profile,
     where += ")";
   }
   return where;
+}
+
+std::vector<size_t>
+collectiveChannels(const std::vector<std::vector<PlanStep>> &steps,
+                   const MeshShape &mesh) {
+  std::vector<size_t> channels(steps.size(), 0);
+  std::vector<std::set<std::string>> taken; // per channel: axes in use
+  for (size_t stream = 0; stream < steps.size(); ++stream) {
+    std::set<std::string> axes;
+    for (const PlanStep &step : steps[stream])
+      if (step.kind == StepKind::Collective)
+        for (const std::string &axis : step.axes)
+          for (size_t k = 0; k < mesh.axisNames.size(); ++k)
+            if (mesh.axisNames[k] == axis && mesh.axisSizes[k] > 1)
+              axes.insert(axis);
+    if (axes.empty())
+      continue;
+    size_t channel = 0;
+    for (;; ++channel) {
+      if (channel == taken.size())
+        taken.emplace_back();
+      bool clash = false;
+      for (const std::string &axis : axes)
+        clash = clash || taken[channel].count(axis);
+      if (!clash)
+        break;
+    }
+    taken[channel].insert(axes.begin(), axes.end());
+    channels[stream] = channel;
+  }
+  return channels;
 }
 
 } // namespace braid::rt

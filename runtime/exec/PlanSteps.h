@@ -180,6 +180,18 @@ IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
 /// Buffer `id` of `plan` in an arena starting at `arena`.
 TensorView arenaView(const LoadedPlan &plan, uint8_t *arena, uint32_t id);
 
+/// Per stream, the communicator channel its collectives go through: the
+/// smallest channel on which no earlier stream runs collectives over any of
+/// the same mesh axes (longer than 1). Two streams whose collectives could
+/// be matched against each other (one group, like a plan's gathers and
+/// reduce-scatters over dp, or overlapping groups, which a backend may run
+/// over shared sub-communicators) thus get separate communicators
+/// (Communicator::duplicate): their calls may interleave differently on
+/// every rank, and apart they need not be ordered. The same on every rank.
+std::vector<size_t>
+collectiveChannels(const std::vector<std::vector<PlanStep>> &steps,
+                   const MeshShape &mesh);
+
 /// Buffer `id` of `plan` without memory (data null): its element type and
 /// shape, for walking a plan without running it.
 TensorView bufferLayout(const LoadedPlan &plan, uint32_t id);

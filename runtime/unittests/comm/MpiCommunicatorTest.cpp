@@ -145,6 +145,34 @@ TEST(MpiGroups, RanksCoverTheMesh) {
     EXPECT_EQ(ranks[r], r);
 }
 
+// Two threads of a rank on the same group, each through its own
+// communicator (duplicate): gathers on one, reductions on the other, at the
+// same time, as two streams of a plan run them. MPI would mismatch (or
+// hang on) interleaved calls on one communicator.
+TEST(MpiGroups, DuplicateRunsTheSameGroupConcurrently) {
+  std::unique_ptr<Communicator> second = comm().duplicate();
+  EXPECT_EQ(second->rank(), myRank());
+  EXPECT_EQ(second->timeout(), comm().timeout());
+  int64_t n = worldSize();
+  std::thread gathers([&] {
+    for (int64_t call = 0; call < 100; ++call) {
+      int64_t in = myRank() * 1000 + call;
+      std::vector<int64_t> out(n, -1);
+      comm().allGather({"dp", "tp"}, &in, out.data(), 1, DType::I64);
+      for (int64_t r = 0; r < n; ++r)
+        ASSERT_EQ(out[r], r * 1000 + call) << "call " << call;
+    }
+  });
+  for (int64_t call = 0; call < 100; ++call) {
+    std::vector<float> in = {float(myRank()), float(call)}, out(2);
+    second->allReduce({"dp", "tp"}, in.data(), out.data(), 2, DType::F32,
+                      ReduceOp::Sum);
+    ASSERT_EQ(out[0], float(n * (n - 1) / 2)) << "call " << call;
+    ASSERT_EQ(out[1], float(n * call)) << "call " << call;
+  }
+  gathers.join();
+}
+
 // Row and column groups of the 2x2 mesh, written out by hand rather than
 // taken from MeshShape::group: gathering rank numbers shows who is in each
 // group and in which order.

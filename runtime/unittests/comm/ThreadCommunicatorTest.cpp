@@ -283,6 +283,38 @@ TEST(ThreadCommunicatorTest, ConcurrentCallsOnTwoGroups) {
   });
 }
 
+// Two streams of one rank on the same group, each through its own
+// communicator (duplicate): gathers on one, reductions on the other, at the
+// same time. On one communicator their calls would pair up differently on
+// each rank and every member would throw (see DisagreeingMembersThrow).
+TEST(ThreadCommunicatorTest, DuplicatesRunTheSameGroupConcurrently) {
+  for (int64_t ranks : {2, 4}) {
+    ThreadWorld world(MeshShape{{"dp"}, {ranks}});
+    onEveryRank(world, [&](Communicator &comm) {
+      std::unique_ptr<Communicator> second = comm.duplicate();
+      EXPECT_EQ(second->rank(), comm.rank());
+      EXPECT_EQ(second->timeout(), comm.timeout());
+      std::thread gathers([&] {
+        for (int64_t call = 0; call < 200; ++call) {
+          int64_t in = comm.rank() * 1000 + call;
+          std::vector<int64_t> out(ranks, -1);
+          comm.allGather({"dp"}, &in, out.data(), 1, DType::I64);
+          for (int64_t r = 0; r < ranks; ++r)
+            ASSERT_EQ(out[r], r * 1000 + call) << "call " << call;
+        }
+      });
+      for (int64_t call = 0; call < 200; ++call) {
+        std::vector<float> in = {float(comm.rank()), float(call)}, out(2);
+        second->allReduce({"dp"}, in.data(), out.data(), 2, DType::F32,
+                          ReduceOp::Sum);
+        ASSERT_EQ(out[0], float(ranks * (ranks - 1) / 2)) << "call " << call;
+        ASSERT_EQ(out[1], float(ranks * call)) << "call " << call;
+      }
+      gathers.join();
+    });
+  }
+}
+
 // Members that issue different collectives at the same position all throw,
 // naming both calls, instead of mixing up data.
 TEST(ThreadCommunicatorTest, DisagreeingMembersThrow) {
