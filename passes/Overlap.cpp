@@ -150,7 +150,8 @@ FailureOr<double> mlir::braid::estimateScheduled(ModuleOp module,
   for (auto f : copy->getOps<func::FuncOp>()) {
     if (f.isExternal() || (!function.empty() && f.getSymName() != function))
       continue;
-    if (failed(scheduleFunction(f, model, 0, "comm", /*boundPrefetch=*/false)))
+    if (failed(scheduleFunction(f, model, 0, "comm", /*boundPrefetch=*/false,
+                                "comm_gather")))
       return failure();
     time += estimateTimeline(f, model).makespan;
   }

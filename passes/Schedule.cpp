@@ -103,7 +103,10 @@ namespace {
 /// The dependence graph of one function body and list schedules of it.
 class ListScheduler {
 public:
-  ListScheduler(ArrayRef<Operation *> ops, const CostModel &model)
+  /// `splitGathers`: gathers go to a second communication stream when the
+  /// body also has other collectives.
+  ListScheduler(ArrayRef<Operation *> ops, const CostModel &model,
+                bool splitGathers)
       : ops(ops), model(model), n(ops.size()), users(n), producers(n, 0) {
     for (auto [i, op] : llvm::enumerate(ops))
       index[op] = i;
@@ -118,9 +121,24 @@ public:
     }
     feedsCollective.assign(n, false);
     chained.assign(n, false);
+    gather.assign(n, false);
+    bool others = false;
     for (size_t i = 0; i < n; ++i)
       if (isCollective(i)) {
-        collectiveOrder.push_back(i);
+        int64_t in = 0;
+        for (Value operand : ops[i]->getOperands())
+          if (isa<RankedTensorType>(operand.getType()))
+            in += getNumBytes(operand);
+        gather[i] = getNumBytes(ops[i]->getResult(0)) > in;
+        others = others || !gather[i];
+      }
+    streamOfCollective.assign(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (isCollective(i) && splitGathers && others && gather[i])
+        streamOfCollective[i] = 1;
+    for (size_t i = 0; i < n; ++i)
+      if (isCollective(i)) {
+        collectiveOrder[streamOfCollective[i]].push_back(i);
         for (Value operand : ops[i]->getOperands())
           if (Operation *def = operand.getDefiningOp();
               def && index.count(def)) {
@@ -135,6 +153,12 @@ public:
   bool isCollective(size_t i) const {
     return isa<CollectiveOpInterface>(ops[i]);
   }
+  /// A collective whose result is larger than its operands (all-gathers:
+  /// ZeRO-3's parameter gathers).
+  bool isGather(size_t i) const { return gather[i]; }
+  /// The communication stream of collective `i`: 0, or 1 for gathers when
+  /// they are split off.
+  unsigned streamOf(size_t i) const { return streamOfCollective[i]; }
   size_t indexOf(Operation *op) const { return index.lookup(op); }
   bool contains(Operation *op) const { return index.count(op) != 0; }
 
@@ -153,7 +177,8 @@ public:
     SmallVector<double> available(n, 0.0); // when an op's operands exist
     SmallVector<double> finish(n, 0.0);
     SmallVector<size_t> order;
-    double computeTime = 0, commTime = 0;
+    double computeTime = 0;
+    std::array<double, 2> commTime = {0, 0};
     int64_t computeCount = 0;
     auto complete = [&](size_t i) {
       order.push_back(i);
@@ -164,16 +189,17 @@ public:
       }
     };
     SmallVector<bool> issued(n, false);
-    size_t firstPending = 0; // into collectiveOrder
+    std::array<size_t, 2> firstPending = {0, 0}; // into collectiveOrder
     auto issue = [&](size_t c) {
       readyCollectives.erase(c);
       issued[c] = true;
-      while (firstPending < collectiveOrder.size() &&
-             issued[collectiveOrder[firstPending]])
-        ++firstPending;
-      double start = std::max({commTime, computeTime, available[c]});
+      unsigned s = streamOf(c);
+      while (firstPending[s] < collectiveOrder[s].size() &&
+             issued[collectiveOrder[s][firstPending[s]]])
+        ++firstPending[s];
+      double start = std::max({commTime[s], computeTime, available[c]});
       finish[c] = start + model.seconds(ops[c]);
-      commTime = finish[c];
+      commTime[s] = finish[c];
       complete(c);
     };
     // The next collective to issue: the first in program order whose
@@ -185,22 +211,29 @@ public:
     // before the other chains' first shifts. One the memory limit holds back
     // is passed by later ready ones; with `force`, the first ready one is
     // taken, held or not.
+    // Per communication stream; of the two, the earlier in program order.
     auto nextToIssue = [&](bool force) -> std::optional<size_t> {
-      bool waiting = false;
-      for (size_t j = firstPending; j < collectiveOrder.size(); ++j) {
-        size_t c = collectiveOrder[j];
-        if (issued[c])
-          continue;
-        if (!readyCollectives.count(c)) {
-          waiting = true;
-          continue;
+      std::optional<size_t> best;
+      for (unsigned s = 0; s < 2; ++s) {
+        bool waiting = false;
+        for (size_t j = firstPending[s]; j < collectiveOrder[s].size(); ++j) {
+          size_t c = collectiveOrder[s][j];
+          if (issued[c])
+            continue;
+          if (!readyCollectives.count(c)) {
+            waiting = true;
+            continue;
+          }
+          if (waiting && chained[c])
+            continue;
+          if (force || computeCount >= notBefore[c]) {
+            if (!best || c < *best)
+              best = c;
+            break;
+          }
         }
-        if (waiting && chained[c])
-          continue;
-        if (force || computeCount >= notBefore[c])
-          return c;
       }
-      return std::nullopt;
+      return best;
     };
     while (order.size() < n) {
       // Issue every collective that may go, each as soon as its operands
@@ -251,7 +284,7 @@ public:
       complete(i);
     }
     if (makespan)
-      *makespan = std::max(computeTime, commTime);
+      *makespan = std::max({computeTime, commTime[0], commTime[1]});
     return order;
   }
 
@@ -262,8 +295,11 @@ private:
   llvm::DenseMap<Operation *, size_t> index;
   SmallVector<SmallVector<size_t>> users;
   SmallVector<size_t> producers;
-  SmallVector<size_t> collectiveOrder;
+  /// Per communication stream, its collectives in program order.
+  std::array<SmallVector<size_t>, 2> collectiveOrder;
   SmallVector<bool> feedsCollective;
+  SmallVector<bool> gather;
+  SmallVector<unsigned> streamOfCollective;
   /// Collectives with an operand another collective produced.
   SmallVector<bool> chained;
 };
@@ -284,6 +320,46 @@ struct ArenaEstimate {
   SmallVector<int64_t> awaitAt;
   int64_t persistentBytes = 0;
 };
+
+/// With gathers on their own stream, a collective on the first stream is no
+/// longer proven done by a later gather's await (one stream runs in order;
+/// two do not), so its operand, a gradient, would stay allocated until its
+/// own reader, the update at the end of the step. It is awaited where a
+/// gather issued after it is first awaited instead, when that comes first:
+/// where one stream would have proven it done, and where waiting for it
+/// costs no more than one stream did. Per op index: the order index of the
+/// op that await goes before, or -1.
+SmallVector<int64_t> earlyAwaits(ArrayRef<Operation *> ops,
+                                 const ListScheduler &graph,
+                                 ArrayRef<size_t> order) {
+  size_t n = ops.size();
+  SmallVector<int64_t> position(n, 0), early(n, -1);
+  for (auto [k, i] : llvm::enumerate(order))
+    position[i] = int64_t(k);
+  auto firstReader = [&](size_t c) {
+    std::optional<int64_t> first;
+    for (Operation *user : ops[c]->getResult(0).getUsers())
+      if (graph.contains(user) && !graph.isCollective(graph.indexOf(user)))
+        first = std::min(first.value_or(INT64_MAX),
+                         position[graph.indexOf(user)]);
+    return first;
+  };
+  std::optional<int64_t> gatherReader; // earliest, of gathers issued later
+  for (size_t k = order.size(); k-- > 0;) {
+    size_t c = order[k];
+    if (!graph.isCollective(c))
+      continue;
+    std::optional<int64_t> reader = firstReader(c);
+    if (graph.streamOf(c) == 1) {
+      if (reader)
+        gatherReader = std::min(gatherReader.value_or(INT64_MAX), *reader);
+      continue;
+    }
+    if (reader && gatherReader && *gatherReader < *reader)
+      early[c] = *gatherReader;
+  }
+  return early;
+}
 
 ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
                             const ListScheduler &graph,
@@ -311,16 +387,22 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
                                        position[graph.indexOf(user)] - 1);
     }
   }
+  SmallVector<int64_t> early = earlyAwaits(ops, graph, order);
+  for (size_t i = 0; i < n; ++i)
+    if (early[i] >= 0 && estimate.awaitAt[i] != kNone)
+      estimate.awaitAt[i] =
+          std::min(estimate.awaitAt[i], position[order[early[i]]] - 1);
   // When the compute stream knows a collective is done: its own await or a
-  // later one's (one stream, in order).
+  // later one's on its stream (a stream runs in order).
   SmallVector<int64_t> done(n, end);
-  int64_t later = end;
+  std::array<int64_t, 2> later = {end, end};
   for (size_t k = order.size(); k-- > 0;) {
     size_t i = order[k];
     if (!graph.isCollective(i))
       continue;
-    later = std::min(later, estimate.awaitAt[i]);
-    done[i] = later;
+    int64_t &first = later[graph.streamOf(i)];
+    first = std::min(first, estimate.awaitAt[i]);
+    done[i] = first;
   }
 
   llvm::EquivalenceClasses<Value> aliases;
@@ -413,7 +495,8 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                                             const CostModel &model,
                                             int64_t memoryLimit,
                                             StringRef stream,
-                                            bool boundPrefetch) {
+                                            bool boundPrefetch,
+                                            StringRef gatherStream) {
   Block &body = function.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator()) {
@@ -425,7 +508,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     ops.push_back(&op);
   }
   size_t n = ops.size();
-  ListScheduler graph(ops, model);
+  ListScheduler graph(ops, model, !gatherStream.empty() && gatherStream != stream);
   SmallVector<int64_t> notBefore(n, 0);
   FailureOr<SmallVector<size_t>> scheduled = graph.run(notBefore, function);
   if (failed(scheduled))
@@ -456,11 +539,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     if (!graph.isCollective(i))
       continue;
     ++numCollectives;
-    int64_t in = 0;
-    for (Value operand : ops[i]->getOperands())
-      if (isa<RankedTensorType>(operand.getType()))
-        in += getNumBytes(operand);
-    if (getNumBytes(ops[i]->getResult(0)) <= in)
+    if (!graph.isGather(i))
       continue;
     std::optional<int64_t> use;
     for (Operation *user : ops[i]->getResult(0).getUsers())
@@ -638,13 +717,14 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     auto async = AsyncOp::create(
         builder, collective->getLoc(),
         TypeRange{FutureType::get(cast<RankedTensorType>(result.getType()))},
-        stream);
+        graph.streamOf(i) ? gatherStream : stream);
     Block *region = builder.createBlock(&async.getBody());
     collective->moveBefore(region, region->end());
     builder.setInsertionPointToEnd(region);
     YieldOp::create(builder, collective->getLoc(), result);
     wrapped.push_back({collective, async});
   }
+  SmallVector<int64_t> early = earlyAwaits(ops, graph, order);
   for (auto [collective, async] : wrapped) {
     Value result = collective->getResult(0);
     auto type = cast<RankedTensorType>(result.getType());
@@ -671,6 +751,11 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     }
     if (!firstMain)
       continue;
+    if (int64_t at = early[graph.indexOf(collective)]; at >= 0) {
+      Operation *gatherReader = ops[order[at]];
+      if (gatherReader->isBeforeInBlock(firstMain))
+        firstMain = gatherReader;
+    }
     builder.setInsertionPoint(firstMain);
     Value done = AwaitOp::create(builder, collective->getLoc(), type,
                                  async.getResult(0));
@@ -697,7 +782,7 @@ struct SchedulePass : public mlir::braid::impl::BraidScheduleBase<SchedulePass> 
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal() &&
           failed(scheduleFunction(function, *model, memoryLimit, stream,
-                                           prefetch == "auto")))
+                                           prefetch == "auto", gatherStream)))
         return signalPassFailure();
   }
 };

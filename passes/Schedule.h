@@ -49,9 +49,15 @@ forEachUnscheduledFunction(ModuleOp module, StringRef name, StringRef pass,
 /// window that costs at most 1% of estimated time, and with `memoryLimit`
 /// (bytes, 0: none) at most the largest window whose arena (the plan's
 /// peak per rank) fits; fails naming the bytes needed when none does.
+/// With a `gatherStream` other than `stream` (empty: none), a body that has
+/// both gathers and other collectives issues its gathers on `gatherStream`,
+/// so that a parameter gather need not wait behind a gradient's
+/// reduce-scatter (FSDP2's known problem); the runtime gives the two streams
+/// separate communicators.
 LogicalResult scheduleFunction(func::FuncOp function, const CostModel &model,
                                int64_t memoryLimit, StringRef stream,
-                               bool boundPrefetch = true);
+                               bool boundPrefetch = true,
+                               StringRef gatherStream = "");
 
 } // namespace braid
 } // namespace mlir
