@@ -548,13 +548,15 @@ def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
     are available, the earliest in program order, and waits for a collective
     only when no other work is left, across layer boundaries. All collectives
     go to one stream in one order, so every rank issues them identically.
-    Gathers (collectives whose result is larger than their operands)
-    run on a second stream, `gather-stream` ("comm_gather"), when the body
-    also has other collectives: a parameter gather then does not wait
-    behind a gradient's reduce-scatter (FSDP2's known problem); the runtime
-    gives the two streams separate communicators. The time estimate treats
-    the two streams as independent (braid-run's simulator shares the link
-    between them).
+    With `gather-stream=NAME` (braidc `--comm-streams 2`), gathers
+    (collectives whose result is larger than their operands) run on a
+    second stream when the body also has other collectives: a parameter
+    gather then does not wait behind a gradient's reduce-scatter (FSDP2's
+    known problem); the runtime gives the two streams separate
+    communicators. Not the default: measured 7% slower for ZeRO-3 over the
+    veth link on two cores, and equal in the simulator on GPT-2 small, dp=16
+    (docs/results.md). The time estimate treats the two streams as
+    independent (braid-run's simulator shares the link between them).
 
     Collectives issue in program order per stream, except that one whose operands
     exist passes earlier ones still waiting for theirs (a gradient's
@@ -585,9 +587,10 @@ def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
     Option<"stream", "stream", "std::string", /*default=*/"\"comm\"",
            "The stream collectives run on">,
     Option<"gatherStream", "gather-stream", "std::string",
-           /*default=*/"\"comm_gather\"",
+           /*default=*/"\"\"",
            "The stream gathers run on when the body also has other "
-           "collectives (empty, or the same as `stream`: one stream)">,
+           "collectives (empty, the default, or the same as `stream`: one "
+           "stream)">,
     Option<"prefetch", "prefetch", "std::string", /*default=*/"\"auto\"",
            "How far ahead gathers may issue: auto (the smallest window of "
            "ops within 1% of the unbounded estimated time) or all (as soon "

@@ -222,6 +222,7 @@ void mlir::braid::buildOverlapPipeline(OpPassManager &pm,
   BraidScheduleOptions schedule;
   schedule.memoryLimit = options.memoryLimit;
   schedule.prefetch = options.prefetch;
+  schedule.gatherStream = options.gatherStream;
   addTimedPass(pm, createBraidSchedule, schedule, options.hw);
   pm.addPass(createBraidVerifyCollectives());
 }
@@ -481,6 +482,7 @@ LogicalResult mlir::braid::buildDriverPipeline(
   OverlapPipelineOptions overlap;
   overlap.memoryLimit = options.memoryLimit;
   overlap.prefetch = options.prefetch;
+  overlap.gatherStream = options.gatherStream;
   for (StringRef step : steps) {
     std::optional<OverlapStep> parsed = OverlapStep::parse(step);
     StringRef name = step.split('=').first;

@@ -158,6 +158,11 @@ struct OverlapPipelineOptions
       *this, "prefetch",
       llvm::cl::desc("braid-schedule's prefetch: auto or all"),
       llvm::cl::init("auto")};
+  Option<std::string> gatherStream{
+      *this, "gather-stream",
+      llvm::cl::desc("braid-schedule's gather-stream (empty: one "
+                     "communication stream)"),
+      llvm::cl::init("")};
 };
 
 /// Adds braid-import-pipeline: the cleanup and raising of imported IR.
@@ -215,6 +220,8 @@ struct DriverPipelineOptions {
   /// braid-schedule's memory-limit (bytes; 0: none) and prefetch.
   int64_t memoryLimit = 0;
   std::string prefetch = "auto";
+  /// braid-schedule's gather-stream (empty: one communication stream).
+  std::string gatherStream;
 };
 
 /// Adds what braidc runs between import and lowering for `options`:

@@ -34,6 +34,18 @@
 // RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--overlap none" --tag .none | FileCheck %s --check-prefix=DP4-ONE
 // RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--zero 1" --tag .zero1 | FileCheck %s --check-prefix=DP4-ONE
 // RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--zero 3" --tag .zero3 | FileCheck %s --check-prefix=DP4-ONE
+// ZeRO-3 with two communication streams (gathers apart from the
+// reduce-scatters, each stream with its own communicators: MPI_Comm_dup),
+// at dp=4 and dp=2: the same losses as one rank.
+// RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--zero 3 --comm-streams 2" --tag .zero3s2 | FileCheck %s --check-prefix=DP4-TWO
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2" --extra "--zero 3 --comm-streams 2" --tag .zero3s2 | FileCheck %s --check-prefix=TWO-STREAMS
+// RUN: grep -c 'braid.async on "comm_gather"' %t/b4/llama-b4.sgd.dp=4.zero3s2.mlir | FileCheck %s --check-prefix=GATHER-STREAM
+// RUN: grep -c 'braid.async on "comm"' %t/b4/llama-b4.sgd.dp=4.zero3s2.mlir | FileCheck %s --check-prefix=GATHER-STREAM
+// DP4-TWO-COUNT-4: {{(gpt2|llama)}}-b4.{{sgd|adamw_clip}}.dp=4.zero3s2: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// DP4-TWO: PASS: 4 runs
+// TWO-STREAMS-COUNT-4: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.dp=2.zero3s2: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// TWO-STREAMS: PASS: 4 runs
+// GATHER-STREAM: {{[1-9][0-9]*}}
 // DP4-COUNT-8: {{(gpt2|llama)}}-b4.{{sgd|adamw_clip}}.{{dp=4|dp=2_tp=2}}: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DP4: PASS: 8 runs
 // DP4-ONE-COUNT-4: {{(gpt2|llama)}}-b4.{{sgd|adamw_clip}}.dp=4.{{none|zero1|zero3}}: {{[0-9]+}} sharded state weights, PASS: 20 steps

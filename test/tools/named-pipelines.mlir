@@ -57,5 +57,5 @@
 // DUMP-NEXT: braid-ring-attention,
 // DUMP-NEXT: braid-attention-2d{axis=cp grid=2x2 hw=dgx-a100},
 // DUMP-NEXT: braid-overlap-auto{function= hw=dgx-a100},
-// DUMP-NEXT: braid-schedule{gather-stream=comm_gather hw=dgx-a100 memory-limit=0 prefetch=auto stream=comm},
+// DUMP-NEXT: braid-schedule{gather-stream= hw=dgx-a100 memory-limit=0 prefetch=auto stream=comm},
 // DUMP-NEXT: braid-verify-collectives{serialized-collectives=false}

@@ -208,6 +208,13 @@ llvm::cl::opt<std::string> prefetch(
                    "shards exist)"),
     llvm::cl::init("auto"), llvm::cl::cat(category));
 
+llvm::cl::opt<int> commStreams(
+    "comm-streams",
+    llvm::cl::desc("Communication streams braid-schedule uses: 1, or 2 "
+                   "(gathers on a stream of their own when a step also has "
+                   "other collectives, with their own communicators)"),
+    llvm::cl::init(1), llvm::cl::cat(category));
+
 llvm::cl::opt<std::string> recompute(
     "recompute",
     llvm::cl::desc("With --train: forward values the backward pass "
@@ -279,6 +286,10 @@ LogicalResult addPasses(OpPassManager &pm) {
   if (prefetch != "auto" && prefetch != "all")
     return printError("--prefetch takes auto or all, not '" + prefetch + "'");
   options.prefetch = prefetch;
+  if (commStreams != 1 && commStreams != 2)
+    return printError("--comm-streams takes 1 or 2, not " +
+                      std::to_string(commStreams));
+  options.gatherStream = commStreams == 2 ? "comm_gather" : "";
   for (const auto *option :
        std::initializer_list<const llvm::cl::Option *>{
            &optimizer, &learningRate, &momentum, &betas, &adamEps,
