@@ -25,8 +25,8 @@ every configuration (ACCO and accumulate: a micro-batch).
                 braid-schedule's default prefetch window (auto)
   zero3-all     the same, every gather issued as soon as its shard exists
                 (--prefetch all)
-  zero3-1stream the same with one communication stream (--comm-streams 1):
-                gathers wait behind reduce-scatters
+  zero3-2streams the same with the gathers on a second communication
+                stream (--comm-streams 2), apart from the reduce-scatters
   zero3-memNM   --prefetch all under --memory-limit N MiB: the largest
                 window whose arena fits
   cocodK        --algorithm cocod-sgd=K (different math: local steps)
@@ -90,8 +90,8 @@ def flags_of(name):
         return ["--zero", "3"], True
     if name == "zero3-all":
         return ["--zero", "3", "--prefetch", "all"], True
-    if name == "zero3-1stream":
-        return ["--zero", "3", "--comm-streams", "1"], True
+    if name == "zero3-2streams":
+        return ["--zero", "3", "--comm-streams", "2"], True
     m = re.fullmatch(r"zero3-mem(\d+)M", name)
     if m:
         return ["--zero", "3", "--prefetch", "all", "--memory-limit",
