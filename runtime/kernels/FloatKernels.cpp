@@ -304,7 +304,55 @@ void unaryLoop(const float *x, float *y, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     y[i] = static_cast<float>(ref::applyUnary(Kind, x[i]));
 }
+
+/// tanh in float, within 4 ulp of the correctly rounded result (tested
+/// against double on a dense sweep), branch-free so that the loop
+/// vectorizes; the reference's double tanh per element took a third of the
+/// example GPT-2's inference time (its tanh-GELU).
+///  - |x| < 0.55: x + x^3 P(x^2), P of degree 4 fitted by least squares to
+///    (tanh(x) - x) / x^3 on Chebyshev nodes (relative error 4e-9);
+///  - otherwise 1 - 2 / (exp(2|x|) + 1) with the sign of x, exp by
+///    Cody-Waite reduction (ln 2 split as cephes' expf does) and its
+///    degree-7 Taylor polynomial on |r| <= ln(2)/2 (error below 1e-8),
+///    scaled by 2^k built in the exponent bits; 2|x| is capped at 88, where
+///    the result is +-1 in float anyway (and NaN goes through the cap
+///    without an undefined conversion, then is passed on, as is a zero).
+inline float fastTanh(float x) {
+  float a = std::fabs(x);
+  float s = x * x;
+  float poly =
+      x + x * s *
+              (-0.33333331f +
+               s * (0.13333118f +
+                    s * (-0.053910065f + s * (0.021312743f - s * 0.0066157528f))));
+  float y = a < 44.0f ? 2.0f * a : 88.0f;
+  int32_t k = static_cast<int32_t>(y * 1.44269504f + 0.5f);
+  float kf = static_cast<float>(k);
+  float r = (y - kf * 0.693359375f) - kf * -2.12194440e-4f;
+  float p =
+      1.0f +
+      r * (1.0f +
+           r * (0.5f +
+                r * (1.0f / 6 +
+                     r * (1.0f / 24 +
+                          r * (1.0f / 120 +
+                               r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  int32_t bits = (k + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  float big = std::copysign(1.0f - 2.0f / (p * scale + 1.0f), x);
+  float result = a < 0.55f ? poly : big;
+  // NaN passes on; so does a zero, with its sign (poly's sum loses -0's).
+  return x != x || a == 0.0f ? x : result;
+}
+
+void tanhLoop(const float *x, float *y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = fastTanh(x[i]);
+}
 } // namespace
+
+float tanhF32(float x) { return fastTanh(x); }
 
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   // Elementwise: an output that is the input is fine, element by element.
@@ -322,7 +370,8 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
     BRAID_UNARY(Log)
     BRAID_UNARY(Sqrt)
     BRAID_UNARY(Rsqrt)
-    BRAID_UNARY(Tanh)
+  case U::Tanh:
+    return tanhLoop(in, y, count);
     BRAID_UNARY(Erf)
     BRAID_UNARY(Sigmoid)
     BRAID_UNARY(Silu)

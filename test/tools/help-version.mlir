@@ -34,9 +34,11 @@
 // OPT: --braid-partition
 // OPT: --braid-overlap-pipeline
 // OPT-NEXT: --force
+// OPT-NEXT: --gather-stream=<string>
 // OPT-NEXT: --hw=<string>
 // OPT-NEXT: --memory-limit=<long>
 // OPT-NEXT: --overlap=<step>
+// OPT-NEXT: --prefetch=<string>
 // OPT: --braid-parallel-pipeline
 // OPT: General options:
 // OPT: --mlir-print-ir-after-all

@@ -16,6 +16,7 @@
 #include "runtime/kernels/CpuKernels.h"
 
 #include "runtime/kernels/ElementIO.h"
+#include "runtime/kernels/FloatKernels.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanError.h"
 #include "runtime/reference/ReferenceKernels.h"
@@ -28,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -211,8 +213,11 @@ TEST(CpuKernelsTest, Unary) {
     for (const auto &[op, kind] : kinds) {
       bool positive = kind == U::Log || kind == U::Sqrt || kind == U::Rsqrt;
       Tensor x = randomFloats(dtype, {3, 5}, positive ? 0.1 : -2, 2);
+      // f32 tanh is a float approximation (TanhWithinFourUlp below), the
+      // rest the reference's double rounded once.
+      double tolerance = kind == U::Tanh && dtype == DType::F32 ? 1e-6 : 0;
       expectMatches(KernelCall(op).in(x).out(dtype, {3, 5}),
-                    {ref::unary(kind, x)});
+                    {ref::unary(kind, x)}, tolerance);
     }
   Tensor x = randomFloats(DType::F32, {4, 6}, -3, 3);
   KernelCall gelu("gelu");
@@ -224,6 +229,47 @@ TEST(CpuKernelsTest, Unary) {
                 {ref::unary(U::Neg, ints)});
   expectMatches(KernelCall("relu").in(ints).out(DType::I64, {7}),
                 {ref::unary(U::Relu, ints)});
+}
+
+/// Distance in representable floats (same sign assumed or zero between).
+int64_t ulpDistance(float a, float b) {
+  auto ordered = [](float f) {
+    int32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    return bits < 0 ? int64_t(INT32_MIN) - bits : int64_t(bits);
+  };
+  return std::llabs(ordered(a) - ordered(b));
+}
+
+// The f32 tanh against double tanh rounded to float: every float in
+// [-12, 12] at a stride (and the neighbourhood of the two formulas' seam at
+// 0.55), tiny and denormal inputs, and the special values.
+TEST(CpuKernelsTest, TanhWithinFourUlp) {
+  int64_t worst = 0;
+  float worstAt = 0;
+  auto check = [&](float x) {
+    float expected = static_cast<float>(std::tanh(static_cast<double>(x)));
+    int64_t ulps = ulpDistance(cpu::tanhF32(x), expected);
+    if (ulps > worst) {
+      worst = ulps;
+      worstAt = x;
+    }
+  };
+  for (float x = -12.0f; x <= 12.0f; x = std::nextafter(x, 13.0f) + 1e-5f)
+    check(x);
+  for (float x = 0.54f; x <= 0.56f; x = std::nextafter(x, 1.0f))
+    check(x), check(-x);
+  for (float x = 1e-38f; x < 1e-3f; x *= 1.001f)
+    check(x), check(-x);
+  check(1e-45f); // the smallest denormal
+  EXPECT_LE(worst, 4) << "at x = " << worstAt;
+  EXPECT_EQ(cpu::tanhF32(0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(cpu::tanhF32(-0.0f)));
+  EXPECT_EQ(cpu::tanhF32(INFINITY), 1.0f);
+  EXPECT_EQ(cpu::tanhF32(-INFINITY), -1.0f);
+  EXPECT_EQ(cpu::tanhF32(100.0f), 1.0f);
+  EXPECT_EQ(cpu::tanhF32(-3e38f), -1.0f);
+  EXPECT_TRUE(std::isnan(cpu::tanhF32(NAN)));
 }
 
 TEST(CpuKernelsTest, BinaryWithBroadcasting) {
