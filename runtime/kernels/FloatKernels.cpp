@@ -365,13 +365,84 @@ inline float fastTanh(float x) {
   return floatOf((xi & keep) | (result & ~keep));
 }
 
+/// exp in float, within 1 ulp where the result is a normal float (tested),
+/// vectorizable like fastTanh: x clamped to [-104, 89] (0 and infinity in
+/// float beyond; NaN is clamped too, so no conversion is undefined, and
+/// passed on at the end), Cody-Waite reduction, the degree-7 Taylor
+/// polynomial, and 2^k applied as two factors 2^(k/2) so that results in
+/// the denormal range come out (twice rounded) rather than as 0. This is
+/// exp(x) 2^shift, the power of two applied exactly (shift in [0, 30]);
+/// fastExp is shift 0.
+inline float fastExpShifted(float x, int32_t shift) {
+  int32_t xi = bitsOf(x);
+  int32_t low = -static_cast<int32_t>(x < -104.0f);
+  int32_t high = -static_cast<int32_t>(!(x <= 89.0f)); // NaN too
+  float c = floatOf((xi & ~(low | high)) | (bitsOf(-104.0f) & low) |
+                    (bitsOf(89.0f) & high));
+  // Biased so that the truncation is a floor down to c = -104.
+  int32_t k = static_cast<int32_t>(c * 1.44269504f + 151.5f) - 151;
+  float kf = static_cast<float>(k);
+  float r = (c - kf * 0.693359375f) - kf * -2.12194440e-4f;
+  float p =
+      1.0f +
+      r * (1.0f +
+           r * (0.5f +
+                r * (1.0f / 6 +
+                     r * (1.0f / 24 +
+                          r * (1.0f / 120 +
+                               r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  int32_t half = k >> 1;
+  float result = p * floatOf((half + 127) << 23) *
+                 floatOf((k - half + shift + 127) << 23);
+  int32_t nan = -static_cast<int32_t>((xi & 0x7fffffff) > 0x7f800000);
+  return floatOf((xi & nan) | (bitsOf(result) & ~nan));
+}
+
+inline float fastExp(float x) { return fastExpShifted(x, 0); }
+
 void tanhLoop(const float *x, float *y, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     y[i] = fastTanh(x[i]);
 }
+void expLoop(const float *x, float *y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = fastExp(x[i]);
+}
+void sigmoidLoop(const float *x, float *y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = 1.0f / (1.0f + fastExp(-x[i]));
+}
+/// x sigmoid(x) with e = exp(-|x|), which cannot overflow: x / (1 + e) for
+/// x >= 0, x e / (1 + e) below (x / (1 + exp(-x)) would divide by infinity
+/// for x < -88.7, where the result is still a normal float). e is computed
+/// times 2^24, so that x e keeps its precision where e alone is a denormal,
+/// and scaled back once at the end.
+void siluLoop(const float *x, float *y, int64_t count) {
+  constexpr float kUnscale = 5.9604644775390625e-8f; // 2^-24
+  for (int64_t i = 0; i < count; ++i) {
+    float v = x[i];
+    float scaled = fastExpShifted(-std::fabs(v), 24);
+    float e = scaled * kUnscale;
+    int32_t negative = bitsOf(v) >> 31; // all ones for -0 and below
+    float numerator = floatOf((bitsOf((v * scaled) * kUnscale) & negative) |
+                              (bitsOf(v) & ~negative));
+    y[i] = numerator / (1.0f + e);
+  }
+}
 } // namespace
 
 float tanhF32(float x) { return fastTanh(x); }
+float expF32(float x) { return fastExp(x); }
+float sigmoidF32(float x) {
+  float y;
+  sigmoidLoop(&x, &y, 1);
+  return y;
+}
+float siluF32(float x) {
+  float y;
+  siluLoop(&x, &y, 1);
+  return y;
+}
 
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   // Elementwise: an output that is the input is fine, element by element.
@@ -385,15 +456,18 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   case U::K:                                                                   \
     return unaryLoop<U::K>(in, y, count);
     BRAID_UNARY(Neg)
-    BRAID_UNARY(Exp)
     BRAID_UNARY(Log)
     BRAID_UNARY(Sqrt)
     BRAID_UNARY(Rsqrt)
   case U::Tanh:
     return tanhLoop(in, y, count);
+  case U::Exp:
+    return expLoop(in, y, count);
+  case U::Sigmoid:
+    return sigmoidLoop(in, y, count);
+  case U::Silu:
+    return siluLoop(in, y, count);
     BRAID_UNARY(Erf)
-    BRAID_UNARY(Sigmoid)
-    BRAID_UNARY(Silu)
     BRAID_UNARY(Relu)
     BRAID_UNARY(Gelu)
     BRAID_UNARY(GeluTanh)

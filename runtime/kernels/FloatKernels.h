@@ -41,7 +41,8 @@ void binaryF32(ref::BinaryKind kind, const TensorView &a, const TensorView &b,
                const TensorView &out);
 
 /// An elementwise function, each element as the reference computes it,
-/// except tanh (tanhF32: within 4 ulp of the correctly rounded result).
+/// except tanh, exp, sigmoid and silu (tanhF32 and the others below: within
+/// 4 ulp of the correctly rounded result).
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out);
 
 /// reduce_sum / reduce_mean / reduce_max over `dims`, accumulating in double
@@ -90,10 +91,14 @@ bool castDirect(const TensorView &x, const TensorView &out);
 bool selectDirect(const TensorView &condition, const TensorView &whenTrue,
                   const TensorView &whenFalse, const TensorView &out);
 
-/// The tanh the f32 unary kernel computes: within 4 ulp of the correctly
-/// rounded result (not the reference's double-then-round, bit for bit);
-/// exposed for its accuracy test.
+/// What the f32 unary kernel computes for tanh, exp, sigmoid and silu:
+/// vectorized float approximations within 4 ulp of the correctly rounded
+/// result where it is a normal float (not the reference's double, rounded
+/// once, bit for bit); exposed for their accuracy tests.
 float tanhF32(float x);
+float expF32(float x);
+float sigmoidF32(float x);
+float siluF32(float x);
 
 } // namespace braid::rt::cpu
 

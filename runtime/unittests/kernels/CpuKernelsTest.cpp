@@ -215,7 +215,9 @@ TEST(CpuKernelsTest, Unary) {
       Tensor x = randomFloats(dtype, {3, 5}, positive ? 0.1 : -2, 2);
       // f32 tanh is a float approximation (TanhWithinFourUlp below), the
       // rest the reference's double rounded once.
-      double tolerance = kind == U::Tanh && dtype == DType::F32 ? 1e-6 : 0;
+      bool approximated = kind == U::Tanh || kind == U::Exp ||
+                          kind == U::Sigmoid || kind == U::Silu;
+      double tolerance = approximated && dtype == DType::F32 ? 1e-6 : 0;
       expectMatches(KernelCall(op).in(x).out(dtype, {3, 5}),
                     {ref::unary(kind, x)}, tolerance);
     }
@@ -270,6 +272,59 @@ TEST(CpuKernelsTest, TanhWithinFourUlp) {
   EXPECT_EQ(cpu::tanhF32(100.0f), 1.0f);
   EXPECT_EQ(cpu::tanhF32(-3e38f), -1.0f);
   EXPECT_TRUE(std::isnan(cpu::tanhF32(NAN)));
+}
+
+// exp, sigmoid and silu against double rounded to float: within 4 ulp
+// where the exact result is a normal float, within FLT_MIN below (results
+// that underflow), on every float in [-110, 110] at a stride and the
+// special values.
+TEST(CpuKernelsTest, ExpSigmoidSiluWithinFourUlp) {
+  struct Case {
+    const char *name;
+    float (*fast)(float);
+    double (*exact)(double);
+  };
+  const Case cases[] = {
+      {"exp", cpu::expF32, [](double x) { return std::exp(x); }},
+      {"sigmoid", cpu::sigmoidF32,
+       [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+      {"silu", cpu::siluF32,
+       [](double x) { return x / (1.0 + std::exp(-x)); }}};
+  for (const Case &c : cases) {
+    int64_t worst = 0;
+    float worstAt = 0;
+    for (float x = -110.0f; x <= 110.0f;
+         x = std::nextafter(x, 111.0f) + 1e-4f) {
+      float expected = static_cast<float>(c.exact(x));
+      float actual = c.fast(x);
+      if (std::isinf(expected)) {
+        EXPECT_EQ(actual, expected) << c.name << " at " << x;
+        continue;
+      }
+      if (std::fabs(expected) < std::numeric_limits<float>::min()) {
+        EXPECT_LE(std::fabs(actual - expected),
+                  std::numeric_limits<float>::min())
+            << c.name << " at " << x;
+        continue;
+      }
+      int64_t ulps = ulpDistance(actual, expected);
+      if (ulps > worst) {
+        worst = ulps;
+        worstAt = x;
+      }
+    }
+    EXPECT_LE(worst, 4) << c.name << " at x = " << worstAt;
+    EXPECT_TRUE(std::isnan(c.fast(NAN))) << c.name;
+  }
+  EXPECT_EQ(cpu::expF32(0.0f), 1.0f);
+  EXPECT_EQ(cpu::expF32(INFINITY), INFINITY);
+  EXPECT_EQ(cpu::expF32(-INFINITY), 0.0f);
+  EXPECT_EQ(cpu::expF32(1000.0f), INFINITY);
+  EXPECT_GT(cpu::expF32(-100.0f), 0.0f); // a denormal, not 0
+  EXPECT_EQ(cpu::sigmoidF32(INFINITY), 1.0f);
+  EXPECT_EQ(cpu::sigmoidF32(-INFINITY), 0.0f);
+  EXPECT_EQ(cpu::sigmoidF32(0.0f), 0.5f);
+  EXPECT_EQ(cpu::siluF32(0.0f), 0.0f);
 }
 
 TEST(CpuKernelsTest, BinaryWithBroadcasting) {
