@@ -368,17 +368,20 @@ inline float fastTanh(float x) {
 /// exp in float, within 1 ulp where the result is a normal float (tested),
 /// vectorizable like fastTanh: x clamped to [-104, 89] (0 and infinity in
 /// float beyond; NaN is clamped too, so no conversion is undefined, and
-/// passed on at the end), Cody-Waite reduction, the degree-7 Taylor
-/// polynomial, and 2^k applied as two factors 2^(k/2) so that results in
-/// the denormal range come out (twice rounded) rather than as 0. This is
+/// passed on at the end; below -104 the result is set to 0), Cody-Waite
+/// reduction, the degree-7 Taylor polynomial, and 2^k applied as two
+/// factors 2^(k/2) so that results in the denormal range come out (twice
+/// rounded) rather than as 0. This is
 /// exp(x) 2^shift, the power of two applied exactly (shift in [0, 30]);
 /// fastExp is shift 0.
 inline float fastExpShifted(float x, int32_t shift) {
   int32_t xi = bitsOf(x);
   int32_t low = -static_cast<int32_t>(x < -104.0f);
   int32_t high = -static_cast<int32_t>(!(x <= 89.0f)); // NaN too
-  float c = floatOf((xi & ~(low | high)) | (bitsOf(-104.0f) & low) |
-                    (bitsOf(89.0f) & high));
+  // Below -104 the result is 0: compute at 0 meanwhile (the clamped
+  // value's scaling would make denormals, and arithmetic on them takes
+  // microcode assists) and set 0 at the end.
+  float c = floatOf((xi & ~(low | high)) | (bitsOf(89.0f) & high));
   // Biased so that the truncation is a floor down to c = -104.
   int32_t k = static_cast<int32_t>(c * 1.44269504f + 151.5f) - 151;
   float kf = static_cast<float>(k);
@@ -395,7 +398,7 @@ inline float fastExpShifted(float x, int32_t shift) {
   float result = p * floatOf((half + 127) << 23) *
                  floatOf((k - half + shift + 127) << 23);
   int32_t nan = -static_cast<int32_t>((xi & 0x7fffffff) > 0x7f800000);
-  return floatOf((xi & nan) | (bitsOf(result) & ~nan));
+  return floatOf((xi & nan) | (bitsOf(result) & ~nan & ~low));
 }
 
 inline float fastExp(float x) { return fastExpShifted(x, 0); }
