@@ -305,18 +305,9 @@ void unaryLoop(const float *x, float *y, int64_t count) {
     y[i] = static_cast<float>(ref::applyUnary(Kind, x[i]));
 }
 
-/// tanh in float, within 4 ulp of the correctly rounded result (tested
-/// against double on a dense sweep), branch-free so that the loop
-/// vectorizes (2.0 ns an element with SSE2 against 9.8 for the reference's
-/// double tanh, which took a third of the example GPT-2's inference time).
-///  - |x| < 0.55: x + x^3 P(x^2), P of degree 4 fitted by least squares to
-///    (tanh(x) - x) / x^3 on Chebyshev nodes (relative error 4e-9);
-///  - otherwise 1 - 2 / (exp(2|x|) + 1) with the sign of x, exp by
-///    Cody-Waite reduction (ln 2 split as cephes' expf does) and its
-///    degree-7 Taylor polynomial on |r| <= ln(2)/2 (error below 1e-8),
-///    scaled by 2^k built in the exponent bits; 2|x| is capped at 88, where
-///    the result is +-1 in float anyway (and NaN goes through the cap
-///    without an undefined conversion, then is passed on, as is a zero).
+// The float approximations below: every choice is a select on integer
+// masks of the bits (a float compare or a ternary on floats leaves control
+// flow GCC does not vectorize).
 inline int32_t bitsOf(float f) {
   int32_t bits;
   std::memcpy(&bits, &f, sizeof(bits));
@@ -328,8 +319,59 @@ inline float floatOf(int32_t bits) {
   return f;
 }
 
-// Every choice is a select on integer masks of the bits: a float compare
-// or a ternary on floats leaves control flow GCC does not vectorize.
+/// exp(c) = p 2^k: k = round(c / ln 2) (`bias` makes the truncation a floor
+/// for c >= -bias ln 2), p = exp(r) on r = c - k ln 2 (Cody-Waite: ln 2
+/// split as cephes' expf does) by its degree-7 Taylor polynomial, |r| <=
+/// ln(2)/2, error below 1e-8.
+inline float expOfReduced(float c, int32_t bias, int32_t &k) {
+  k = static_cast<int32_t>(c * 1.44269504f + (static_cast<float>(bias) + 0.5f)) -
+      bias;
+  float kf = static_cast<float>(k);
+  float r = (c - kf * 0.693359375f) - kf * -2.12194440e-4f;
+  return 1.0f +
+         r * (1.0f +
+              r * (0.5f +
+                   r * (1.0f / 6 +
+                        r * (1.0f / 24 +
+                             r * (1.0f / 120 +
+                                  r * (1.0f / 720 + r * (1.0f / 5040)))))));
+}
+
+/// exp(x) 2^shift in float (shift in [0, 30], the power of two applied
+/// exactly; fastExp is shift 0), within 1 ulp where the result is a normal
+/// float (tested): x clamped to [-104, 89] (0 and infinity in float beyond;
+/// NaN is clamped too, so no conversion is undefined, and passed on at the
+/// end; below -104 the result is set to 0), expOfReduced, and 2^k applied
+/// as two factors 2^(k/2) so that results in the denormal range come out
+/// (twice rounded) rather than as 0.
+inline float fastExpShifted(float x, int32_t shift) {
+  int32_t xi = bitsOf(x);
+  int32_t low = -static_cast<int32_t>(x < -104.0f);
+  int32_t high = -static_cast<int32_t>(!(x <= 89.0f)); // NaN too
+  // Below -104 the result is 0: compute at 0 meanwhile (the clamped
+  // value's scaling would make denormals, and arithmetic on them takes
+  // microcode assists) and set 0 at the end.
+  float c = floatOf((xi & ~(low | high)) | (bitsOf(89.0f) & high));
+  // Biased so that the truncation is a floor down to c = -104.
+  int32_t k;
+  float p = expOfReduced(c, 151, k);
+  int32_t half = k >> 1;
+  float result = p * floatOf((half + 127) << 23) *
+                 floatOf((k - half + shift + 127) << 23);
+  int32_t nan = -static_cast<int32_t>((xi & 0x7fffffff) > 0x7f800000);
+  return floatOf((xi & nan) | (bitsOf(result) & ~nan & ~low));
+}
+
+inline float fastExp(float x) { return fastExpShifted(x, 0); }
+
+/// tanh in float, within 4 ulp of the correctly rounded result (tested
+/// against double on a dense sweep), branch-free so that the loop
+/// vectorizes (2.0 ns an element with SSE2 against 9.8 for the reference's
+/// double tanh, which took a third of the example GPT-2's inference time).
+///  - |x| < 0.55: x + x^3 P(x^2), P of degree 4 fitted by least squares to
+///    (tanh(x) - x) / x^3 on Chebyshev nodes (relative error 4e-9);
+///  - otherwise 1 - 2 / (exp(2|x|) + 1) with the sign of x
+///    (expOfReduced); NaN and zeros are passed on.
 inline float fastTanh(float x) {
   constexpr int32_t kBelow055 = 0x3f0ccccd; // bits of 0.55f
   constexpr int32_t kBelow44 = 0x42300000;  // bits of 44.0f
@@ -343,65 +385,19 @@ inline float fastTanh(float x) {
               (-0.33333331f +
                s * (0.13333118f +
                     s * (-0.053910065f + s * (0.021312743f - s * 0.0066157528f))));
-  int32_t inRange = -static_cast<int32_t>(ai < kBelow44); // NaN: capped
+  // exp(2|x|) for 2|x| capped at 88 (where tanh is +-1 in float; NaN is
+  // capped too): k in [0, 127], one exponent factor, cheaper than fastExp.
+  int32_t inRange = -static_cast<int32_t>(ai < kBelow44);
   float y = floatOf((bitsOf(2.0f * a) & inRange) | (bitsOf(88.0f) & ~inRange));
-  int32_t k = static_cast<int32_t>(y * 1.44269504f + 0.5f);
-  float kf = static_cast<float>(k);
-  float r = (y - kf * 0.693359375f) - kf * -2.12194440e-4f;
-  float p =
-      1.0f +
-      r * (1.0f +
-           r * (0.5f +
-                r * (1.0f / 6 +
-                     r * (1.0f / 24 +
-                          r * (1.0f / 120 +
-                               r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  float scale = floatOf((k + 127) << 23);
-  int32_t big = bitsOf(1.0f - 2.0f / (p * scale + 1.0f)) | (xi & INT32_MIN);
+  int32_t k;
+  float e = expOfReduced(y, 0, k) * floatOf((k + 127) << 23);
+  int32_t big = bitsOf(1.0f - 2.0f / (e + 1.0f)) | (xi & INT32_MIN);
   int32_t small = -static_cast<int32_t>(ai < kBelow055);
   int32_t result = (bitsOf(poly) & small) | (big & ~small);
   // NaN passes on; so does a zero, with its sign (poly's sum loses -0's).
   int32_t keep = -static_cast<int32_t>((ai > kInfinity) | (ai == 0));
   return floatOf((xi & keep) | (result & ~keep));
 }
-
-/// exp in float, within 1 ulp where the result is a normal float (tested),
-/// vectorizable like fastTanh: x clamped to [-104, 89] (0 and infinity in
-/// float beyond; NaN is clamped too, so no conversion is undefined, and
-/// passed on at the end; below -104 the result is set to 0), Cody-Waite
-/// reduction, the degree-7 Taylor polynomial, and 2^k applied as two
-/// factors 2^(k/2) so that results in the denormal range come out (twice
-/// rounded) rather than as 0. This is
-/// exp(x) 2^shift, the power of two applied exactly (shift in [0, 30]);
-/// fastExp is shift 0.
-inline float fastExpShifted(float x, int32_t shift) {
-  int32_t xi = bitsOf(x);
-  int32_t low = -static_cast<int32_t>(x < -104.0f);
-  int32_t high = -static_cast<int32_t>(!(x <= 89.0f)); // NaN too
-  // Below -104 the result is 0: compute at 0 meanwhile (the clamped
-  // value's scaling would make denormals, and arithmetic on them takes
-  // microcode assists) and set 0 at the end.
-  float c = floatOf((xi & ~(low | high)) | (bitsOf(89.0f) & high));
-  // Biased so that the truncation is a floor down to c = -104.
-  int32_t k = static_cast<int32_t>(c * 1.44269504f + 151.5f) - 151;
-  float kf = static_cast<float>(k);
-  float r = (c - kf * 0.693359375f) - kf * -2.12194440e-4f;
-  float p =
-      1.0f +
-      r * (1.0f +
-           r * (0.5f +
-                r * (1.0f / 6 +
-                     r * (1.0f / 24 +
-                          r * (1.0f / 120 +
-                               r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  int32_t half = k >> 1;
-  float result = p * floatOf((half + 127) << 23) *
-                 floatOf((k - half + shift + 127) << 23);
-  int32_t nan = -static_cast<int32_t>((xi & 0x7fffffff) > 0x7f800000);
-  return floatOf((xi & nan) | (bitsOf(result) & ~nan & ~low));
-}
-
-inline float fastExp(float x) { return fastExpShifted(x, 0); }
 
 void tanhLoop(const float *x, float *y, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
