@@ -22,7 +22,6 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <limits>
-
 #include <set>
 
 namespace mlir {
@@ -161,6 +160,18 @@ public:
   unsigned streamOf(size_t i) const { return streamOfCollective[i]; }
   size_t indexOf(Operation *op) const { return index.lookup(op); }
   bool contains(Operation *op) const { return index.count(op) != 0; }
+
+  /// The smallest `rank` (per op index) among the compute ops of the body
+  /// that read collective `c`'s result; none if only collectives (or the
+  /// terminator) read it.
+  std::optional<int64_t> firstComputeUse(size_t c,
+                                         ArrayRef<int64_t> rank) const {
+    std::optional<int64_t> first;
+    for (Operation *user : ops[c]->getResult(0).getUsers())
+      if (contains(user) && !isCollective(indexOf(user)))
+        first = std::min(first.value_or(INT64_MAX), rank[indexOf(user)]);
+    return first;
+  }
 
   /// One schedule: collectives in program order, each issued as soon as its
   /// operands exist and at least notBefore[c] compute ops have run (unless
@@ -306,18 +317,10 @@ private:
 
 /// The arena braid-to-exec will build for an order (the same live ranges
 /// and the same packing, see lowering/BraidToExec.cpp), before the order is
-/// emitted. Positions: the op at order index k is at 2k+1; the await
-/// braid-schedule inserts before it (for a collective it is the first
-/// compute-stream reader of) at 2k.
+/// emitted: its peak, and the bytes of weights, constants, arguments and
+/// outputs in it.
 struct ArenaEstimate {
-  ArenaLayout layout;
-  /// Per buffer: its live range's start.
-  SmallVector<int64_t> starts;
-  /// Per op index: the buffer its first result belongs to (-1: none).
-  SmallVector<int64_t> resultBuffer;
-  /// Per op index: the position of a collective's compute-stream await
-  /// (INT64_MAX: none).
-  SmallVector<int64_t> awaitAt;
+  int64_t peak = 0;
   int64_t persistentBytes = 0;
 };
 
@@ -336,20 +339,12 @@ SmallVector<int64_t> earlyAwaits(ArrayRef<Operation *> ops,
   SmallVector<int64_t> position(n, 0), early(n, -1);
   for (auto [k, i] : llvm::enumerate(order))
     position[i] = int64_t(k);
-  auto firstReader = [&](size_t c) {
-    std::optional<int64_t> first;
-    for (Operation *user : ops[c]->getResult(0).getUsers())
-      if (graph.contains(user) && !graph.isCollective(graph.indexOf(user)))
-        first = std::min(first.value_or(INT64_MAX),
-                         position[graph.indexOf(user)]);
-    return first;
-  };
   std::optional<int64_t> gatherReader; // earliest, of gathers issued later
   for (size_t k = order.size(); k-- > 0;) {
     size_t c = order[k];
     if (!graph.isCollective(c))
       continue;
-    std::optional<int64_t> reader = firstReader(c);
+    std::optional<int64_t> reader = graph.firstComputeUse(c, position);
     if (graph.streamOf(c) == 1) {
       if (reader)
         gatherReader = std::min(gatherReader.value_or(INT64_MAX), *reader);
@@ -361,6 +356,9 @@ SmallVector<int64_t> earlyAwaits(ArrayRef<Operation *> ops,
   return early;
 }
 
+/// Positions: the op at order index k is at 2k+1; the await braid-schedule
+/// inserts before it (for a collective it is the first compute-stream
+/// reader of, or earlier: earlyAwaits) at 2k.
 ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
                             const ListScheduler &graph,
                             ArrayRef<size_t> order) {
@@ -373,25 +371,19 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
     position[i] = 2 * int64_t(k) + 1;
   Operation *terminator = function.getBody().front().getTerminator();
 
-  ArenaEstimate estimate;
-  estimate.awaitAt.assign(n, kNone);
+  // Per collective, where the compute stream awaits it (kNone: nowhere).
+  SmallVector<int64_t> awaitAt(n, kNone);
+  SmallVector<int64_t> early = earlyAwaits(ops, graph, order);
   for (size_t i = 0; i < n; ++i) {
     if (!graph.isCollective(i))
       continue;
-    for (Operation *user : ops[i]->getResult(0).getUsers()) {
-      if (user == terminator)
-        estimate.awaitAt[i] = std::min(estimate.awaitAt[i], end - 2);
-      else if (graph.contains(user) &&
-               !graph.isCollective(graph.indexOf(user)))
-        estimate.awaitAt[i] = std::min(estimate.awaitAt[i],
-                                       position[graph.indexOf(user)] - 1);
-    }
+    if (std::optional<int64_t> reader = graph.firstComputeUse(i, position))
+      awaitAt[i] = *reader - 1;
+    else if (llvm::is_contained(ops[i]->getResult(0).getUsers(), terminator))
+      awaitAt[i] = end - 2;
+    if (early[i] >= 0 && awaitAt[i] != kNone)
+      awaitAt[i] = std::min(awaitAt[i], position[order[early[i]]] - 1);
   }
-  SmallVector<int64_t> early = earlyAwaits(ops, graph, order);
-  for (size_t i = 0; i < n; ++i)
-    if (early[i] >= 0 && estimate.awaitAt[i] != kNone)
-      estimate.awaitAt[i] =
-          std::min(estimate.awaitAt[i], position[order[early[i]]] - 1);
   // When the compute stream knows a collective is done: its own await or a
   // later one's on its stream (a stream runs in order).
   SmallVector<int64_t> done(n, end);
@@ -401,7 +393,7 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
     if (!graph.isCollective(i))
       continue;
     int64_t &first = later[graph.streamOf(i)];
-    first = std::min(first, estimate.awaitAt[i]);
+    first = std::min(first, awaitAt[i]);
     done[i] = first;
   }
 
@@ -466,27 +458,18 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
         std::max(classBytes.lookup(leader(v)), getNumBytes(v));
     rank.try_emplace(leader(v), k);
   }
+  ArenaEstimate estimate;
   SmallVector<ArenaBuffer> buffers;
-  llvm::DenseMap<Value, int64_t> bufferOf;
   for (auto &[v, range] : ranges) {
     bool whole = persistent.count(v) != 0;
-    bufferOf[v] = buffers.size();
     buffers.push_back({range.first, range.second, classBytes.lookup(v), whole,
                        rank.lookup(v)});
-    estimate.starts.push_back(range.first);
     if (whole)
       estimate.persistentBytes +=
           (std::max<int64_t>(1, classBytes.lookup(v)) + kAlignment - 1) /
           kAlignment * kAlignment;
   }
-  estimate.resultBuffer.assign(n, -1);
-  for (size_t i = 0; i < n; ++i)
-    if (ops[i]->getNumResults() &&
-        isa<RankedTensorType>(ops[i]->getResult(0).getType()))
-      if (auto it = bufferOf.find(leader(ops[i]->getResult(0)));
-          it != bufferOf.end())
-        estimate.resultBuffer[i] = it->second;
-  estimate.layout = packArena(buffers, kAlignment);
+  estimate.peak = packArena(buffers, kAlignment).peak;
   return estimate;
 }
 } // namespace
@@ -541,11 +524,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     ++numCollectives;
     if (!graph.isGather(i))
       continue;
-    std::optional<int64_t> use;
-    for (Operation *user : ops[i]->getResult(0).getUsers())
-      if (graph.contains(user) && !graph.isCollective(graph.indexOf(user)))
-        use = std::min(use.value_or(numCompute),
-                       computeIndex[graph.indexOf(user)]);
+    std::optional<int64_t> use = graph.firstComputeUse(i, computeIndex);
     if (!use)
       continue;
     firstUse[i] = *use;
@@ -554,7 +533,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
   struct Trial {
     int64_t window = 0;
     SmallVector<size_t> order;
-    int64_t peak = 0;
+    ArenaEstimate arena;
     double makespan = 0;
   };
   auto trial = [&](int64_t window) -> FailureOr<Trial> {
@@ -568,45 +547,43 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     if (failed(tried))
       return failure();
     t.order = std::move(*tried);
-    t.peak = estimateArena(function, ops, graph, t.order).layout.peak;
+    t.arena = estimateArena(function, ops, graph, t.order);
     return t;
   };
   if (!gathers.empty() && (boundPrefetch || memoryLimit > 0)) {
     FailureOr<Trial> unbounded = trial(numCompute);
     if (failed(unbounded))
       return failure();
-    // The smallest window in (low, high] with `ok`, given `high` is ok.
-    auto bisect = [&](int64_t low, Trial high,
-                      function_ref<bool(const Trial &)> ok)
-        -> FailureOr<Trial> {
-      while (high.window - low > 1) {
-        FailureOr<Trial> mid = trial(low + (high.window - low) / 2);
+    FailureOr<Trial> tightest = trial(0);
+    if (failed(tightest))
+      return failure();
+    // Bisection between `low`, which is not `ok`, and `high`, which is:
+    // both end one window apart.
+    auto bisect = [&](Trial &low, Trial &high,
+                      function_ref<bool(const Trial &)> ok) -> LogicalResult {
+      while (high.window - low.window > 1) {
+        FailureOr<Trial> mid =
+            trial(low.window + (high.window - low.window) / 2);
         if (failed(mid))
           return failure();
-        if (ok(*mid))
-          high = std::move(*mid);
-        else
-          low = mid->window;
+        (ok(*mid) ? high : low) = std::move(*mid);
       }
-      return high;
+      return success();
     };
     Trial chosen = *unbounded;
     if (boundPrefetch) {
+      // The smallest window within 1% of unbounded prefetch's time.
       double slowest = unbounded->makespan * 1.01;
       auto fast = [&](const Trial &t) { return t.makespan <= slowest; };
-      FailureOr<Trial> tightest = trial(0);
-      if (failed(tightest))
+      Trial low = *tightest, high = *unbounded;
+      if (fast(low))
+        high = low;
+      else if (failed(bisect(low, high, fast)))
         return failure();
-      FailureOr<Trial> found =
-          fast(*tightest) ? FailureOr<Trial>(std::move(*tightest))
-                          : bisect(0, *unbounded, fast);
-      if (failed(found))
-        return failure();
-      if (found->peak < chosen.peak)
-        chosen = std::move(*found);
+      if (high.arena.peak < chosen.arena.peak)
+        chosen = std::move(high);
     }
-    int64_t persistentBytes =
-        estimateArena(function, ops, graph, chosen.order).persistentBytes;
+    int64_t persistentBytes = tightest->arena.persistentBytes;
     if (memoryLimit > 0 && persistentBytes > memoryLimit)
       return function.emitError()
              << "braid-schedule: memory-limit " << memoryLimit
@@ -614,35 +591,26 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
              << "'s weights, optimizer state, constants, inputs and outputs "
                 "alone take "
              << persistentBytes << " bytes per rank";
-    if (memoryLimit > 0 && chosen.peak > memoryLimit) {
-      FailureOr<Trial> tightest = trial(0);
-      if (failed(tightest))
-        return failure();
-      if (tightest->peak > memoryLimit)
+    if (memoryLimit > 0 && chosen.arena.peak > memoryLimit) {
+      if (tightest->arena.peak > memoryLimit)
         return function.emitError()
                << "braid-schedule: memory-limit " << memoryLimit
                << " bytes cannot be met: @" << function.getSymName()
-               << " needs " << tightest->peak
+               << " needs " << tightest->arena.peak
                << " bytes per rank even with every gather issued just "
                   "before its first reader ("
                << persistentBytes
                << " of them weights, optimizer state, constants, inputs and "
                   "outputs; "
-               << unbounded->peak
+               << unbounded->arena.peak
                << " with unbounded prefetch); braid-schedule does not "
                   "reorder compute to save memory";
-      // The largest window that fits: bisect on "does not fit".
-      int64_t high = chosen.window;
-      Trial fits = std::move(*tightest);
-      while (high - fits.window > 1) {
-        FailureOr<Trial> mid = trial(fits.window + (high - fits.window) / 2);
-        if (failed(mid))
-          return failure();
-        if (mid->peak <= memoryLimit)
-          fits = std::move(*mid);
-        else
-          high = mid->window;
-      }
+      // The largest window that fits: the last below "does not fit".
+      Trial fits = *tightest;
+      if (failed(bisect(fits, chosen, [&](const Trial &t) {
+            return t.arena.peak > memoryLimit;
+          })))
+        return failure();
       chosen = std::move(fits);
     }
     // Held back: issued after more compute ops than with unbounded
@@ -671,8 +639,9 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     if (memoryLimit > 0) {
       InFlightDiagnostic remark = function.emitRemark();
       remark << "braid-schedule: @" << function.getSymName() << " needs "
-             << chosen.peak << " bytes per rank (memory-limit " << memoryLimit
-             << "; " << unbounded->peak << " with unbounded prefetch): ";
+             << chosen.arena.peak << " bytes per rank (memory-limit "
+             << memoryLimit << "; " << unbounded->arena.peak
+             << " with unbounded prefetch): ";
       if (held == 0)
         remark << "no gather held back";
       else
@@ -682,22 +651,21 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     }
   } else if (memoryLimit > 0) {
     ArenaEstimate estimate = estimateArena(function, ops, graph, order);
-    if (estimate.layout.peak > memoryLimit)
+    if (estimate.peak > memoryLimit)
       return function.emitError()
              << "braid-schedule: memory-limit " << memoryLimit
              << " bytes cannot be met: @" << function.getSymName()
-             << " needs " << estimate.layout.peak << " bytes per rank ("
+             << " needs " << estimate.peak << " bytes per rank ("
              << estimate.persistentBytes
              << " of them weights, optimizer state, constants, inputs and "
                 "outputs) and has no gather to hold back; braid-schedule "
                 "does not reorder compute to save memory";
     function.emitRemark() << "braid-schedule: @" << function.getSymName()
-                          << " needs " << estimate.layout.peak
+                          << " needs " << estimate.peak
                           << " bytes per rank (memory-limit " << memoryLimit
                           << "): no gather to hold back";
   }
 
-  auto isCollective = [&](size_t i) { return graph.isCollective(i); };
   // Emit: the new order; each collective in an async. A result read on the
   // compute stream is awaited right before its first reader there; one read
   // by another collective is awaited inside that collective's async, so the
@@ -709,7 +677,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
   OpBuilder builder(function.getContext());
   SmallVector<std::pair<Operation *, AsyncOp>> wrapped;
   for (size_t i : order) {
-    if (!isCollective(i))
+    if (!graph.isCollective(i))
       continue;
     Operation *collective = ops[i];
     Value result = collective->getResult(0);
