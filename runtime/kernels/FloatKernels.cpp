@@ -399,49 +399,35 @@ inline float fastTanh(float x) {
   return floatOf((xi & keep) | (result & ~keep));
 }
 
-void tanhLoop(const float *x, float *y, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = fastTanh(x[i]);
-}
-void expLoop(const float *x, float *y, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = fastExp(x[i]);
-}
-void sigmoidLoop(const float *x, float *y, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = 1.0f / (1.0f + fastExp(-x[i]));
-}
+inline float fastSigmoid(float x) { return 1.0f / (1.0f + fastExp(-x)); }
+
 /// x sigmoid(x) with e = exp(-|x|), which cannot overflow: x / (1 + e) for
 /// x >= 0, x e / (1 + e) below (x / (1 + exp(-x)) would divide by infinity
 /// for x < -88.7, where the result is still a normal float). e is computed
 /// times 2^24, so that x e keeps its precision where e alone is a denormal,
 /// and scaled back once at the end.
-void siluLoop(const float *x, float *y, int64_t count) {
+inline float fastSilu(float v) {
   constexpr float kUnscale = 5.9604644775390625e-8f; // 2^-24
-  for (int64_t i = 0; i < count; ++i) {
-    float v = x[i];
-    float scaled = fastExpShifted(-std::fabs(v), 24);
-    float e = scaled * kUnscale;
-    int32_t negative = bitsOf(v) >> 31; // all ones for -0 and below
-    float numerator = floatOf((bitsOf((v * scaled) * kUnscale) & negative) |
-                              (bitsOf(v) & ~negative));
-    y[i] = numerator / (1.0f + e);
-  }
+  float scaled = fastExpShifted(-std::fabs(v), 24);
+  float e = scaled * kUnscale;
+  int32_t negative = bitsOf(v) >> 31; // all ones for -0 and below
+  float numerator = floatOf((bitsOf((v * scaled) * kUnscale) & negative) |
+                            (bitsOf(v) & ~negative));
+  return numerator / (1.0f + e);
+}
+
+/// y[i] = f(x[i]); with f inlined the loop vectorizes.
+template <typename F>
+void mapLoop(const float *x, float *y, int64_t count, F f) {
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = f(x[i]);
 }
 } // namespace
 
 float tanhF32(float x) { return fastTanh(x); }
 float expF32(float x) { return fastExp(x); }
-float sigmoidF32(float x) {
-  float y;
-  sigmoidLoop(&x, &y, 1);
-  return y;
-}
-float siluF32(float x) {
-  float y;
-  siluLoop(&x, &y, 1);
-  return y;
-}
+float sigmoidF32(float x) { return fastSigmoid(x); }
+float siluF32(float x) { return fastSilu(x); }
 
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   // Elementwise: an output that is the input is fine, element by element.
@@ -459,13 +445,13 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
     BRAID_UNARY(Sqrt)
     BRAID_UNARY(Rsqrt)
   case U::Tanh:
-    return tanhLoop(in, y, count);
+    return mapLoop(in, y, count, fastTanh);
   case U::Exp:
-    return expLoop(in, y, count);
+    return mapLoop(in, y, count, fastExp);
   case U::Sigmoid:
-    return sigmoidLoop(in, y, count);
+    return mapLoop(in, y, count, fastSigmoid);
   case U::Silu:
-    return siluLoop(in, y, count);
+    return mapLoop(in, y, count, fastSilu);
     BRAID_UNARY(Erf)
     BRAID_UNARY(Relu)
     BRAID_UNARY(Gelu)
