@@ -144,7 +144,9 @@ TEST(SimulatorTest, IndependentCollectiveOverlaps) {
 
 // A dependent chain kernel -> all-reduce -> kernel through events takes the
 // sum, 1 + 1 + 1.5 ms, and the whole all-reduce is exposed.
-TEST(SimulatorTest, DependentCollectiveAddsUp) {
+/// A 1 ms kernel, an all-reduce of its result, and a 1.5 ms kernel that
+/// waits for the all-reduce (events between the streams).
+Schedule dependentChain() {
   Schedule schedule;
   uint32_t produced = schedule.builder.event();
   uint32_t reduced = schedule.builder.event();
@@ -155,7 +157,11 @@ TEST(SimulatorTest, DependentCollectiveAddsUp) {
   schedule.builder.wait("comm", produced);
   schedule.allReduce("comm");
   schedule.builder.record("comm", reduced);
-  SimResult result = schedule.run();
+  return schedule;
+}
+
+TEST(SimulatorTest, DependentCollectiveAddsUp) {
+  SimResult result = dependentChain().run();
   expectMs(result.metrics.makespanSec, 3.5);
   expectMs(busyOp(result, 1, 0).startSec, 1);
   expectMs(busyOp(result, 1, 0).endSec, 2);
@@ -178,16 +184,7 @@ TEST(SimulatorTest, DependentCollectiveAddsUp) {
 // kernel takes 1.5 + 1 + 2.25 ms, and an all-reduce beside a long kernel
 // stays hidden.
 TEST(SimulatorTest, SlowestRankSetsTheCollectives) {
-  Schedule chain;
-  uint32_t produced = chain.builder.event();
-  uint32_t reduced = chain.builder.event();
-  chain.memoryKernel("compute", 1);
-  chain.builder.record("compute", produced);
-  chain.builder.wait("compute", reduced);
-  chain.memoryKernel("compute", 1.5);
-  chain.builder.wait("comm", produced);
-  chain.allReduce("comm");
-  chain.builder.record("comm", reduced);
+  Schedule chain = dependentChain();
   SimConfig config;
   config.profile = roundNumberProfile();
   config.rankSpeeds = {1, 1.5};
