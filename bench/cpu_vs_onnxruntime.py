@@ -18,9 +18,10 @@ a 156M LLaMA shape, at batch 1 x 128 tokens.
 Each round runs `braid-run --repeat R` (one process: plan load, then R
 timed runs) and one onnxruntime process doing the same; a model's figure is
 the median over rounds of each round's median run. Threads: onnxruntime's
-intra_op_num_threads; braid-run's --threads (OpenBLAS's GEMMs; the
-runtime's own kernels are single-threaded today). Nothing here is asserted:
-the numbers go into docs/results.md.
+intra_op_num_threads; braid-run's --threads (the GEMM library's OpenMP
+threads and the runtime's own parallel loops; `braid-run --version` names
+the GEMM library, printed first). Nothing here is asserted: the numbers go
+into docs/results.md.
 """
 import argparse
 import json
@@ -295,6 +296,10 @@ def main():
     work = args.keep or tempfile.mkdtemp(prefix="braid-cpu-bench-")
     os.makedirs(work, exist_ok=True)
     threads = [int(t) for t in args.threads.split(",")]
+    version = subprocess.run([tools["braid-run"], "--version"],
+                             capture_output=True, text=True)
+    print(f"{WHO}: {' '.join(version.stdout.split(chr(10))[1:]).strip()}",
+          file=sys.stderr, flush=True)
     rows = []
     for model in args.models.split(","):
         started = time.perf_counter()

@@ -61,6 +61,50 @@ def BraidRaiseAttention : Pass<"braid-raise-attention"> {
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
+def BraidRaiseFusedOps : Pass<"braid-raise-fused-ops"> {
+  let summary = "Raises exporters' GELU, SiLU and RMSNorm decompositions to fused ops";
+  let description = [{
+    The ONNX exporters (dynamo and TorchScript) write these as chains of
+    elementwise ops; each chain becomes one op, one pass over memory:
+
+    - `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` (x^3 as `pow(x, 3)`
+      or `x x x`) becomes `braid.gelu %x tanh`;
+    - `0.5 x (1 + erf(x / sqrt(2)))` becomes `braid.gelu %x`;
+    - `x * sigmoid(x)` becomes `braid.silu %x`;
+    - `gamma * (x * r)` or `gamma * (x / s)`, with `s = sqrt(mean(x^2) + eps)`
+      and `r = 1 / s` or `rsqrt(mean(x^2) + eps)`, the mean (`pow(x, 2)` or
+      `x * x`, reduced over trailing dimensions with `keep_dims`) becomes
+      `braid.rms_norm %x, %gamma`, gamma holding exactly those dimensions.
+
+    Products are read as a scalar times factors, so operand order and where
+    the constant factors sit do not matter. Every intermediate must feed
+    only the chain, and every constant must be the formula's to within
+    float rounding (relative 1e-6); anything else is left unchanged. The
+    raised ops compute the same function; the CPU kernels compute it in
+    float in one pass (tests bound the difference).
+
+    ```mlir
+    %s = braid.sigmoid %x : tensor<2x16x128xf32>
+    %y = braid.mul %x, %s : (tensor<2x16x128xf32>, tensor<2x16x128xf32>) -> tensor<2x16x128xf32>
+    // becomes
+    %y = braid.silu %x : tensor<2x16x128xf32>
+    ```
+
+    braidc runs it on import; for a training step it raises the norms
+    after partitioning instead: a partitioner that shards a norm's dimension
+    (in training, a fused projection it cannot split Megatron's way) can
+    still compute the decomposed norm from partial means, where the fused op
+    needs its dimension whole.
+  }];
+  let options = [
+    Option<"activations", "activations", "bool", /*default=*/"true",
+           "Raise GELU (tanh and erf) and SiLU">,
+    Option<"norms", "norms", "bool", /*default=*/"true",
+           "Raise RMSNorm and LayerNorm">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidSplitFusedProjections : Pass<"braid-split-fused-projections"> {
   let summary = "Splits a fused projection into one projection per piece";
   let description = [{

@@ -115,9 +115,12 @@ bool llvm::cl::parser<OverlapStep>::parse(Option &option, StringRef argName,
 
 void llvm::cl::parser<OverlapStep>::anchor() {}
 
-void mlir::braid::buildImportPipeline(OpPassManager &pm) {
+void mlir::braid::buildImportPipeline(OpPassManager &pm, bool raiseNorms) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createBraidRaiseAttention());
+  BraidRaiseFusedOpsOptions raise;
+  raise.norms = raiseNorms;
+  pm.addPass(createBraidRaiseFusedOps(raise));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -233,8 +236,8 @@ void mlir::braid::registerBraidPipelines() {
   PassPipelineRegistration<>(
       "braid-import-pipeline",
       "What braidc runs after ONNX import: canonicalize, "
-      "braid-raise-attention, canonicalize, cse",
-      buildImportPipeline);
+      "braid-raise-attention, braid-raise-fused-ops, canonicalize, cse",
+      [](OpPassManager &pm) { buildImportPipeline(pm); });
   // PassPipelineRegistration's builder cannot fail, and `balance` without
   // `cp` must: this is the same registration with the builder's error
   // reported at the pipeline's name.
@@ -458,6 +461,14 @@ LogicalResult mlir::braid::buildDriverPipeline(
     parallel.zero = options.train.zero;
     if (failed(buildParallelPipeline(pm, parallel, emitError)))
       return failure();
+  }
+  // A training step's norms are raised once the partitioner has decided
+  // whether their dimension stays whole (braidc imports it without them;
+  // see braid-raise-fused-ops).
+  if (options.train.enabled) {
+    BraidRaiseFusedOpsOptions norms;
+    norms.activations = false;
+    pm.addPass(createBraidRaiseFusedOps(norms));
   }
 
   StringRef extra = StringRef(options.pipeline).trim();

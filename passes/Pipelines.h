@@ -166,7 +166,9 @@ struct OverlapPipelineOptions
 };
 
 /// Adds braid-import-pipeline: the cleanup and raising of imported IR.
-void buildImportPipeline(OpPassManager &pm);
+/// Without `raiseNorms` the norms stay decomposed, for a training driver
+/// that raises them after partitioning (braid-raise-fused-ops).
+void buildImportPipeline(OpPassManager &pm, bool raiseNorms = true);
 
 /// Adds braid-parallel-pipeline. Fails, with a message to `emitError`, for
 /// options that contradict each other.

@@ -11,7 +11,7 @@ DEBIAN_PACKAGES=(
   # ONNX frontend
   libonnx-dev libprotobuf-dev protobuf-compiler
   # runtime
-  libopenmpi-dev openmpi-bin libopenblas-dev nlohmann-json3-dev
+  libopenmpi-dev openmpi-bin libdnnl-dev libopenblas-dev nlohmann-json3-dev
   # tests
   libgtest-dev libgmock-dev
   # python for test oracles

@@ -22,6 +22,9 @@ config.substitutions.append(("%braid_src_root", config.braid_src_root))
 config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%braid_libs", config.braid_lib_dir))
 config.substitutions.append(("%braid_version", config.braid_version))
+# The CPU GEMM libraries braid-run can use (BRAID_CPU_GEMM selects one).
+for gemm in filter(None, config.braid_cpu_gemms.split(";")):
+    config.available_features.add("cpu-gemm-" + gemm)
 # mlir-opt-22 is not instrumented: under scripts/sanitize.sh our instrumented
 # plugins need the ASan runtime preloaded into it (and only into it).
 mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")

@@ -228,6 +228,7 @@ void writeInitialData(
       copyRegion(source->data(*tensor), tensor->shape, byteSize(buffer.dtype),
                  region, target);
     });
+    source->release(*tensor);
   }
 }
 

@@ -31,14 +31,21 @@
 
 #include "runtime/exec/KernelRegistry.h"
 
+#include <string>
+
 namespace braid::rt {
 
 /// The CPU backend's kernels (built once, immutable).
 const KernelRegistry &cpuKernels();
 
-/// How many threads the CPU kernels may use (today: OpenBLAS's GEMMs; the
-/// other kernels run on the stream's own thread). Values below 1 mean 1.
+/// How many threads the CPU kernels may use: the GEMM library's and the
+/// kernels' own OpenMP loops, set on each stream's thread as it calls them.
+/// Values below 1 mean 1.
 void setCpuKernelThreads(int threads);
+int cpuKernelThreads();
+
+/// The GEMM library the CPU kernels were built with, and its version.
+std::string cpuGemmLibrary();
 
 /// The threads one rank gets by default: the cores this process may run on
 /// (its CPU affinity) divided by the ranks launched on this host

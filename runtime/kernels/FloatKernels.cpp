@@ -10,14 +10,27 @@
 #include "runtime/kernels/ElementIO.h"
 #include "runtime/reference/ReferenceKernels.h"
 
+// oneDNN when the build found it; OpenBLAS when it is the build's library,
+// or linked beside oneDNN (BRAID_CPU_GEMM=openblas selects it then).
+#ifdef BRAID_GEMM_ONEDNN
+#include <dnnl.h>
+#endif
+#if !defined(BRAID_GEMM_ONEDNN) || defined(BRAID_GEMM_OPENBLAS)
+#define BRAID_HAS_OPENBLAS 1
 #include <cblas.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -94,12 +107,98 @@ bool partlyOverlaps(const TensorView &out, const TensorView &in) {
   return out.overlaps(in) && !(out.data == in.data && out.shape == in.shape);
 }
 
-int blasSize(int64_t value, const char *what) {
+/// The threads the CPU kernels may use (setCpuKernelThreads).
+std::atomic<int> kernelThreads{1};
+
+/// Below this many flops a GEMM runs on the calling thread alone: waking a
+/// team costs more than it saves (measured: a 128x128x64 product took 15 us
+/// on one thread and 13 to 50 us on two).
+constexpr double kGemmGrainFlops = 4e6;
+
+/// The threads for a GEMM of `flops`, set on the calling thread (OpenMP's
+/// thread count is per thread, and each stream runs on its own).
+[[maybe_unused]] int gemmThreads(double flops) {
+  int threads = flops < kGemmGrainFlops ? 1 : kernelThreads.load();
+#ifdef _OPENMP
+  // Inside a kernel's parallel loop the GEMM runs on its thread (nested
+  // parallelism is off), whatever is set.
+  if (!omp_in_parallel() && omp_get_max_threads() != threads)
+    omp_set_num_threads(threads);
+#endif
+  return threads;
+}
+
+/// Below this many (element-sized) steps of work a kernel loop runs on the
+/// calling thread alone: waking an OpenMP team costs a few microseconds.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+/// body(begin, end) over [0, count), split into contiguous ranges over the
+/// kernel threads when `work` (steps, about a nanosecond each) is worth it.
+/// Inside a parallel region it runs whole on the calling thread. An
+/// exception from any range is rethrown on the caller.
+template <typename F> void parallelFor(int64_t count, int64_t work, F body) {
+#ifdef _OPENMP
+  int64_t threads = std::min<int64_t>(kernelThreads.load(), count);
+  if (threads > 1 && work >= kParallelGrain && !omp_in_parallel()) {
+    std::exception_ptr failure;
+#pragma omp parallel num_threads(static_cast <int>(threads))
+    {
+      int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+      try {
+        body(count * t / n, count * (t + 1) / n);
+      } catch (...) {
+#pragma omp critical(braid_parallel_for)
+        failure = std::current_exception();
+      }
+    }
+    if (failure)
+      std::rethrow_exception(failure);
+    return;
+  }
+#endif
+  (void)work;
+  body(int64_t{0}, count);
+}
+
+[[maybe_unused]] int blasSize(int64_t value, const char *what) {
   if (value > INT_MAX)
     throw std::invalid_argument(std::string("matrix ") + what + " " +
                                 std::to_string(value) +
                                 " exceeds what BLAS can index");
   return static_cast<int>(value);
+}
+
+enum class GemmLibrary { OneDnn, OpenBlas };
+
+/// The libraries this build links, for messages.
+constexpr const char *kGemmLibraries =
+#if defined(BRAID_GEMM_ONEDNN) && defined(BRAID_HAS_OPENBLAS)
+    "onednn, openblas";
+#elif defined(BRAID_GEMM_ONEDNN)
+    "onednn";
+#else
+    "openblas";
+#endif
+
+/// The GEMM library in use: oneDNN when linked, or what the environment's
+/// BRAID_CPU_GEMM (onednn, openblas) names; read once.
+GemmLibrary selectedGemm() {
+  static const GemmLibrary selected = [] {
+    const char *name = std::getenv("BRAID_CPU_GEMM");
+    std::string value = name ? name : "";
+#ifdef BRAID_GEMM_ONEDNN
+    if (value.empty() || value == "onednn")
+      return GemmLibrary::OneDnn;
+#endif
+#ifdef BRAID_HAS_OPENBLAS
+    if (value.empty() || value == "openblas")
+      return GemmLibrary::OpenBlas;
+#endif
+    throw std::invalid_argument("BRAID_CPU_GEMM=" + value +
+                                ": this build's CPU GEMM libraries are " +
+                                kGemmLibraries);
+  }();
+  return selected;
 }
 
 /// One row-major sgemm: c[m, n] = a[m, k] * b[k, n] with optional transposes
@@ -112,11 +211,30 @@ void gemm(bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
     std::memset(c, 0, static_cast<size_t>(m * n) * sizeof(float));
     return;
   }
+  GemmLibrary library = selectedGemm();
+#ifdef BRAID_GEMM_ONEDNN
+  if (library == GemmLibrary::OneDnn) {
+    gemmThreads(2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                static_cast<double>(k));
+    dnnl_status_t status = dnnl_sgemm(
+        transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f, a,
+        transposeA ? m : k, b, transposeB ? k : n, 0.0f, c, n);
+    if (status != dnnl_success)
+      throw std::runtime_error("oneDNN sgemm of " + std::to_string(m) + "x" +
+                               std::to_string(n) + "x" + std::to_string(k) +
+                               " failed (dnnl status " +
+                               std::to_string(status) + ")");
+    return;
+  }
+#endif
+#ifdef BRAID_HAS_OPENBLAS
+  (void)library;
   int mi = blasSize(m, "rows"), ni = blasSize(n, "columns"),
       ki = blasSize(k, "inner size");
   cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
               transposeB ? CblasTrans : CblasNoTrans, mi, ni, ki, 1.0f, a,
               transposeA ? mi : ki, b, transposeB ? ki : ni, 0.0f, c, ni);
+#endif
 }
 } // namespace
 
@@ -183,14 +301,18 @@ void broadcastBinary(Op op, const TA *x, const Shape &shapeA, const TB *y,
                      const Shape &shapeB, TO *out, const Shape &outShape) {
   int64_t count = product(outShape, 0, outShape.size());
   if (shapeA == outShape && shapeB == outShape) {
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = op(x[i], y[i]);
+    parallelFor(count, count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = op(x[i], y[i]);
+    });
     return;
   }
   if (shapeA == outShape && product(shapeB, 0, shapeB.size()) == 1) {
     TB scalar = y[0];
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = op(x[i], scalar);
+    parallelFor(count, count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = op(x[i], scalar);
+    });
     return;
   }
   if (count == 0)
@@ -199,25 +321,28 @@ void broadcastBinary(Op op, const TA *x, const Shape &shapeA, const TB *y,
   int64_t stepA, stepB;
   std::vector<int64_t> startA = rowStarts(shapeA, outShape, stepA);
   std::vector<int64_t> startB = rowStarts(shapeB, outShape, stepB);
-  for (size_t r = 0; r < startA.size(); ++r) {
-    const TA *rowA = x + startA[r];
-    const TB *rowB = y + startB[r];
-    TO *rowOut = out + static_cast<int64_t>(r) * row;
-    if (stepA == 1 && stepB == 0) {
-      TB scalar = rowB[0];
+  int64_t rows = static_cast<int64_t>(startA.size());
+  parallelFor(rows, count, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const TA *rowA = x + startA[r];
+      const TB *rowB = y + startB[r];
+      TO *rowOut = out + r * row;
+      if (stepA == 1 && stepB == 0) {
+        TB scalar = rowB[0];
+        for (int64_t j = 0; j < row; ++j)
+          rowOut[j] = op(rowA[j], scalar);
+        continue;
+      }
+      if (stepA == 0 && stepB == 1) {
+        TA scalar = rowA[0];
+        for (int64_t j = 0; j < row; ++j)
+          rowOut[j] = op(scalar, rowB[j]);
+        continue;
+      }
       for (int64_t j = 0; j < row; ++j)
-        rowOut[j] = op(rowA[j], scalar);
-      continue;
+        rowOut[j] = op(rowA[j * stepA], rowB[j * stepB]);
     }
-    if (stepA == 0 && stepB == 1) {
-      TA scalar = rowA[0];
-      for (int64_t j = 0; j < row; ++j)
-        rowOut[j] = op(scalar, rowB[j]);
-      continue;
-    }
-    for (int64_t j = 0; j < row; ++j)
-      rowOut[j] = op(rowA[j * stepA], rowB[j * stepB]);
-  }
+  });
 }
 
 template <typename Op>
@@ -401,26 +526,41 @@ inline float fastTanh(float x) {
 
 inline float fastSigmoid(float x) { return 1.0f / (1.0f + fastExp(-x)); }
 
-/// x sigmoid(x) with e = exp(-|x|), which cannot overflow: x / (1 + e) for
-/// x >= 0, x e / (1 + e) below (x / (1 + exp(-x)) would divide by infinity
-/// for x < -88.7, where the result is still a normal float). e is computed
-/// times 2^24, so that x e keeps its precision where e alone is a denormal,
+/// v sigmoid(t) with e = exp(-|t|), which cannot overflow: v / (1 + e) for
+/// t >= 0, v e / (1 + e) below (v / (1 + exp(-t)) would divide by infinity
+/// for t < -88.7, where x sigmoid(x) is still a normal float). e is computed
+/// times 2^24, so that v e keeps its precision where e alone is a denormal,
 /// and scaled back once at the end.
-inline float fastSilu(float v) {
+inline float timesSigmoid(float v, float t) {
   constexpr float kUnscale = 5.9604644775390625e-8f; // 2^-24
-  float scaled = fastExpShifted(-std::fabs(v), 24);
+  float scaled = fastExpShifted(-std::fabs(t), 24);
   float e = scaled * kUnscale;
-  int32_t negative = bitsOf(v) >> 31; // all ones for -0 and below
+  int32_t negative = bitsOf(t) >> 31; // all ones for -0 and below
   float numerator = floatOf((bitsOf((v * scaled) * kUnscale) & negative) |
                             (bitsOf(v) & ~negative));
   return numerator / (1.0f + e);
 }
 
+inline float fastSilu(float v) { return timesSigmoid(v, v); }
+
+/// tanh-GELU, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3),
+/// as x sigmoid(2u): the same function without 1 + tanh's cancellation for
+/// negative x. 2u = x (c1 + c2 x^2) is within a few ulp; sigmoid multiplies
+/// that relative error by about |2u| where the result is tiny (tested:
+/// within 2e-5 relative where the result is a normal float).
+inline float fastGeluTanh(float x) {
+  constexpr float c1 = 1.59576912160573f;   // 2 sqrt(2/pi)
+  constexpr float c2 = 0.0713548162726009f; // 2 sqrt(2/pi) 0.044715
+  return timesSigmoid(x, x * (c1 + c2 * (x * x)));
+}
+
 /// y[i] = f(x[i]); with f inlined the loop vectorizes.
 template <typename F>
 void mapLoop(const float *x, float *y, int64_t count, F f) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = f(x[i]);
+  parallelFor(count, count, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = f(x[i]);
+  });
 }
 } // namespace
 
@@ -428,6 +568,7 @@ float tanhF32(float x) { return fastTanh(x); }
 float expF32(float x) { return fastExp(x); }
 float sigmoidF32(float x) { return fastSigmoid(x); }
 float siluF32(float x) { return fastSilu(x); }
+float geluTanhF32(float x) { return fastGeluTanh(x); }
 
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   // Elementwise: an output that is the input is fine, element by element.
@@ -455,7 +596,8 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
     BRAID_UNARY(Erf)
     BRAID_UNARY(Relu)
     BRAID_UNARY(Gelu)
-    BRAID_UNARY(GeluTanh)
+  case U::GeluTanh:
+    return mapLoop(in, y, count, fastGeluTanh);
 #undef BRAID_UNARY
   }
 }
@@ -522,6 +664,66 @@ void reduceF32(ref::ReduceKind kind, const TensorView &x,
                                   : acc[g]);
 }
 
+namespace {
+/// One query row of scaled, masked scores -> softmax weights, in place, in
+/// float: the weights past `limit` (the causal bound) are 0; a row with
+/// nothing kept is all 0, as the reference gives. The mask's row is at
+/// `maskRow`, walked with `maskStep` (1, or 0 for one broadcast element).
+void softmaxScoresRow(float *row, int64_t sk, int64_t limit, float scale,
+                      const TensorView *mask, int64_t maskRow,
+                      int64_t maskStep) {
+  if (!mask) {
+#pragma omp simd
+    for (int64_t j = 0; j < limit; ++j)
+      row[j] *= scale;
+  } else if (mask->dtype == DType::I1) {
+    const uint8_t *keep = mask->as<uint8_t>() + maskRow;
+    for (int64_t j = 0; j < limit; ++j)
+      row[j] = keep[j * maskStep] ? row[j] * scale : -INFINITY;
+  } else {
+    // An additive mask less its row maximum (softmax is the same for any
+    // shift of a row): a row padded out with -1e9 everywhere would lose the
+    // scores to float rounding at 1e9, where the reference, in double,
+    // keeps them.
+    const float *add = mask->as<float>() + maskRow;
+    int64_t step = maskStep;
+    float top = -INFINITY;
+    for (int64_t j = 0; j < (step ? limit : std::min<int64_t>(limit, 1)); ++j)
+      top = std::max(top, add[j * step]);
+    if (top == -INFINITY) {
+      std::fill(row, row + limit, -INFINITY);
+    } else if (step == 1) {
+#pragma omp simd
+      for (int64_t j = 0; j < limit; ++j)
+        row[j] = row[j] * scale + (add[j] - top);
+    } else {
+      float shift = add[0] - top; // 0, or NaN for a NaN mask
+#pragma omp simd
+      for (int64_t j = 0; j < limit; ++j)
+        row[j] = row[j] * scale + shift;
+    }
+  }
+  float best = -INFINITY;
+#pragma omp simd reduction(max : best)
+  for (int64_t j = 0; j < limit; ++j)
+    best = std::max(best, row[j]);
+  float sum = 0;
+  if (best != -INFINITY) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < limit; ++j) {
+      float e = fastExp(row[j] - best);
+      row[j] = e;
+      sum += e;
+    }
+  }
+  float inverse = sum > 0 ? 1.0f / sum : 0.0f;
+#pragma omp simd
+  for (int64_t j = 0; j < limit; ++j)
+    row[j] *= inverse;
+  std::fill(row + limit, row + sk, 0.0f);
+}
+} // namespace
+
 void attentionF32(const TensorView &q, const TensorView &k, const TensorView &v,
                   const TensorView *mask, bool causal, int64_t offset,
                   double scale, const TensorView &out) {
@@ -532,49 +734,33 @@ void attentionF32(const TensorView &q, const TensorView &k, const TensorView &v,
   OutputBuffer result(out, out.overlaps(q) || out.overlaps(k) ||
                                out.overlaps(v) ||
                                (mask && out.overlaps(*mask)));
-  std::vector<int64_t> fromMask;
+  // Where each (batch, head, query) row of the mask starts.
+  std::vector<int64_t> maskRows;
+  int64_t maskStep = 0;
   if (mask)
-    fromMask = broadcastPositions(mask->shape, {batch, heads, sq, sk});
-  std::vector<float> scores(static_cast<size_t>(sq * sk));
-  std::vector<char> kept(static_cast<size_t>(sk));
-  std::vector<double> weights(static_cast<size_t>(sk));
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h) {
-      int64_t kvh = h / group;
-      const float *query = q.as<float>() + (b * heads + h) * sq * d;
-      const float *key = k.as<float>() + (b * kvHeads + kvh) * sk * d;
-      const float *value = v.as<float>() + (b * kvHeads + kvh) * sk * dv;
-      float *o = result.data() + (b * heads + h) * sq * dv;
-      gemm(false, true, sq, sk, d, query, key, scores.data());
-      for (int64_t i = 0; i < sq; ++i) {
-        float *row = scores.data() + i * sk;
-        int64_t base = ((b * heads + h) * sq + i) * sk;
-        double best = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < sk; ++j) {
-          double s = scale * row[j];
-          kept[j] = !causal || j <= i + offset;
-          if (mask) {
-            int64_t m = fromMask[base + j];
-            if (mask->dtype == DType::I1)
-              kept[j] = kept[j] && mask->as<uint8_t>()[m] != 0;
-            else
-              s += mask->as<float>()[m];
+    maskRows = rowStarts(mask->shape, {batch, heads, sq, sk}, maskStep);
+  // (batch, head) pairs in parallel, each with its own scores.
+  int64_t pairs = batch * heads;
+  parallelFor(
+      pairs, pairs * sq * sk * (d + dv), [&](int64_t begin, int64_t end) {
+        std::vector<float> scores(static_cast<size_t>(sq * sk));
+        for (int64_t pair = begin; pair < end; ++pair) {
+          int64_t b = pair / heads, h = pair % heads, kvh = h / group;
+          const float *query = q.as<float>() + pair * sq * d;
+          const float *key = k.as<float>() + (b * kvHeads + kvh) * sk * d;
+          const float *value = v.as<float>() + (b * kvHeads + kvh) * sk * dv;
+          float *o = result.data() + pair * sq * dv;
+          gemm(false, true, sq, sk, d, query, key, scores.data());
+          for (int64_t i = 0; i < sq; ++i) {
+            int64_t limit =
+                causal ? std::clamp<int64_t>(i + offset + 1, 0, sk) : sk;
+            softmaxScoresRow(scores.data() + i * sk, sk, limit,
+                             static_cast<float>(scale), mask,
+                             mask ? maskRows[pair * sq + i] : 0, maskStep);
           }
-          weights[j] = s;
-          if (kept[j])
-            best = std::max(best, s);
+          gemm(false, false, sq, dv, sk, scores.data(), value, o);
         }
-        double sum = 0;
-        if (best != -std::numeric_limits<double>::infinity())
-          for (int64_t j = 0; j < sk; ++j) {
-            weights[j] = kept[j] ? std::exp(weights[j] - best) : 0.0;
-            sum += weights[j];
-          }
-        for (int64_t j = 0; j < sk; ++j)
-          row[j] = sum > 0 ? static_cast<float>(weights[j] / sum) : 0.0f;
-      }
-      gemm(false, false, sq, dv, sk, scores.data(), value, o);
-    }
+      });
 }
 
 void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out) {
@@ -616,22 +802,24 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
   int64_t rows = product(x.shape, 0, axis);
   const float *g = gamma.as<float>();
   const float *bias = beta ? beta->as<float>() : nullptr;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *in = x.as<float>() + r * size;
-    float *dst = result.data() + r * size;
-    double mean = 0;
-    for (int64_t j = 0; j < size; ++j)
-      mean += in[j];
-    mean /= static_cast<double>(size);
-    double variance = 0;
-    for (int64_t j = 0; j < size; ++j)
-      variance += (in[j] - mean) * (in[j] - mean);
-    variance /= static_cast<double>(size);
-    double inverse = 1.0 / std::sqrt(variance + epsilon);
-    for (int64_t j = 0; j < size; ++j)
-      dst[j] = static_cast<float>((in[j] - mean) * inverse * g[j] +
-                                  (bias ? bias[j] : 0.0));
-  }
+  parallelFor(rows, 4 * rows * size, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float *in = x.as<float>() + r * size;
+      float *dst = result.data() + r * size;
+      double mean = 0;
+      for (int64_t j = 0; j < size; ++j)
+        mean += in[j];
+      mean /= static_cast<double>(size);
+      double variance = 0;
+      for (int64_t j = 0; j < size; ++j)
+        variance += (in[j] - mean) * (in[j] - mean);
+      variance /= static_cast<double>(size);
+      double inverse = 1.0 / std::sqrt(variance + epsilon);
+      for (int64_t j = 0; j < size; ++j)
+        dst[j] = static_cast<float>((in[j] - mean) * inverse * g[j] +
+                                    (bias ? bias[j] : 0.0));
+    }
+  });
 }
 
 void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
@@ -640,17 +828,19 @@ void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
   int64_t size = product(x.shape, axis, x.shape.size());
   int64_t rows = product(x.shape, 0, axis);
   const float *g = gamma.as<float>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *in = x.as<float>() + r * size;
-    float *dst = result.data() + r * size;
-    double meanSquare = 0;
-    for (int64_t j = 0; j < size; ++j)
-      meanSquare += static_cast<double>(in[j]) * in[j];
-    meanSquare /= static_cast<double>(size);
-    double inverse = 1.0 / std::sqrt(meanSquare + epsilon);
-    for (int64_t j = 0; j < size; ++j)
-      dst[j] = static_cast<float>(in[j] * inverse * g[j]);
-  }
+  parallelFor(rows, 3 * rows * size, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float *in = x.as<float>() + r * size;
+      float *dst = result.data() + r * size;
+      double meanSquare = 0;
+      for (int64_t j = 0; j < size; ++j)
+        meanSquare += static_cast<double>(in[j]) * in[j];
+      meanSquare /= static_cast<double>(size);
+      double inverse = 1.0 / std::sqrt(meanSquare + epsilon);
+      for (int64_t j = 0; j < size; ++j)
+        dst[j] = static_cast<float>(in[j] * inverse * g[j]);
+    }
+  });
 }
 
 void scatterAddF32(const TensorView &updates, const TensorView &indices,
@@ -799,7 +989,27 @@ bool selectDirect(const TensorView &condition, const TensorView &whenTrue,
 namespace braid::rt {
 
 void setCpuKernelThreads(int threads) {
-  openblas_set_num_threads(std::max(1, threads));
+  cpu::kernelThreads = std::max(1, threads);
+#ifdef BRAID_HAS_OPENBLAS
+  openblas_set_num_threads(cpu::kernelThreads);
+#endif
+}
+
+int cpuKernelThreads() { return cpu::kernelThreads; }
+
+std::string cpuGemmLibrary() {
+#ifdef BRAID_GEMM_ONEDNN
+  if (cpu::selectedGemm() == cpu::GemmLibrary::OneDnn) {
+    const dnnl_version_t *version = dnnl_version();
+    return "oneDNN " + std::to_string(version->major) + "." +
+           std::to_string(version->minor) + "." +
+           std::to_string(version->patch) + " (sgemm)";
+  }
+#endif
+#ifdef BRAID_HAS_OPENBLAS
+  (void)cpu::selectedGemm(); // an unknown BRAID_CPU_GEMM is an error here
+  return std::string("OpenBLAS (") + openblas_get_config() + ")";
+#endif
 }
 
 int defaultCpuKernelThreads() {

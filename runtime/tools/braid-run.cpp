@@ -93,13 +93,13 @@ options:
   --repeat N          run N times (default 1); the summary shows each total
   --threads N         cpu: threads each rank's kernels may use (default: the
                       cores this process may run on, divided by the ranks
-                      mpirun started on this host; OPENBLAS_NUM_THREADS
-                      when set)
+                      mpirun started on this host; OMP_NUM_THREADS or
+                      OPENBLAS_NUM_THREADS when set)
   --timeout-s S       longest wait for an event or a collective (default 300)
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
                       run and replay it (one launch per run; no per-op times)
   --help              this text
-  --version           the version of Braid
+  --version           the version of Braid, and the CPU GEMM library
 exit status: 0 success, 1 outputs differ from --expected, 2 error
 
 training plans (braidc --train): one run is one step
@@ -134,7 +134,7 @@ struct Options {
   double atol = 1e-6;
   std::string trace;
   int repeat = 1;
-  int threads = 0; // 0: defaultCpuKernelThreads(), or OPENBLAS_NUM_THREADS
+  int threads = 0; // 0: OMP_/OPENBLAS_NUM_THREADS, else the default
   double timeoutSeconds = 300;
   bool cudaGraph = false;
   bool verbose = false;
@@ -198,6 +198,13 @@ Options parseOptions(int argc, char **argv) {
     }
     if (flag == "--version") {
       std::cout << "braid-run (Braid) " << kBraidVersion << "\n";
+      try {
+        std::string gemm = cpuGemmLibrary();
+        std::cout << "CPU GEMM: " << gemm << "\n";
+      } catch (const std::invalid_argument &error) {
+        std::cerr << "braid-run: error: " << error.what() << "\n";
+        std::exit(2);
+      }
       std::exit(0);
     }
     if (flag == "--weights")
@@ -756,10 +763,16 @@ int run(int argc, char **argv) {
   // The runtime owns the thread count: ranks sharing a host share its cores
   // instead of each starting one BLAS thread per core.
   if (!useCuda) {
-    if (options.threads > 0)
-      setCpuKernelThreads(options.threads);
-    else if (!std::getenv("OPENBLAS_NUM_THREADS"))
-      setCpuKernelThreads(defaultCpuKernelThreads());
+    int threads = options.threads;
+    for (const char *name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
+      if (const char *value = std::getenv(name); threads <= 0 && value)
+        threads = std::atoi(value);
+    setCpuKernelThreads(threads > 0 ? threads : defaultCpuKernelThreads());
+    try {
+      (void)cpuGemmLibrary(); // BRAID_CPU_GEMM names one this build has
+    } catch (const std::invalid_argument &error) {
+      throw UsageError(error.what());
+    }
   }
 
   int64_t ranks = launchedRanks();

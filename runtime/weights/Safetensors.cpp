@@ -10,6 +10,8 @@
 #include "runtime/core/Shape.h"
 
 #include <nlohmann/json.hpp>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -75,6 +77,7 @@ SafetensorsFile SafetensorsFile::open(const std::string &path,
                        std::to_string(mapped.size) +
                        " bytes, fewer than the 8-byte header size");
   file.bytes_ = std::move(mapped.bytes);
+  file.mapped_ = true;
   file.size_ = mapped.size;
   file.parse();
   return file;
@@ -206,6 +209,19 @@ const SafetensorsTensor *SafetensorsFile::find(std::string_view name) const {
 
 const uint8_t *SafetensorsFile::data(const SafetensorsTensor &tensor) const {
   return bytes_.get() + dataStart_ + tensor.begin;
+}
+
+void SafetensorsFile::release(const SafetensorsTensor &tensor) const {
+  if (!mapped_ || tensor.end <= tensor.begin)
+    return;
+  // Whole pages inside the tensor's bytes only: a neighbour's data on a
+  // shared page stays.
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  auto first = reinterpret_cast<uintptr_t>(data(tensor));
+  uintptr_t last = first + (tensor.end - tensor.begin);
+  uintptr_t begin = (first + page - 1) / page * page, end = last / page * page;
+  if (begin < end)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 std::string_view safetensorsDTypeName(DType dtype) {

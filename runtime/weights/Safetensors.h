@@ -71,6 +71,11 @@ public:
   const SafetensorsTensor *find(std::string_view name) const;
   /// The first byte of `tensor`'s data.
   const uint8_t *data(const SafetensorsTensor &tensor) const;
+  /// Drops the mapped pages that hold only `tensor`'s data from this
+  /// process's memory (they are read from the file again if touched): a
+  /// loader calls it once a weight is copied, so that the file does not
+  /// count in the peak memory beside the copy. Nothing for fromBytes().
+  void release(const SafetensorsTensor &tensor) const;
   const std::map<std::string, std::string> &metadata() const {
     return metadata_;
   }
@@ -83,6 +88,7 @@ private:
   std::string role_ = "weights file";
   /// The whole file (mapped or owned); shared so that copies stay cheap.
   std::shared_ptr<const uint8_t> bytes_;
+  bool mapped_ = false;
   uint64_t size_ = 0;
   uint64_t dataStart_ = 0;
   std::vector<SafetensorsTensor> tensors_;

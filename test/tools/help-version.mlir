@@ -54,5 +54,11 @@
 // RUN: braid-run --version | FileCheck %s --check-prefix=VERSION -DTOOL=braid-run -DVERSION=%braid_version
 // VERSION: [[TOOL]] (Braid) [[VERSION]]{{$}}
 // VERSION-NOT: LLVM version
+// RUN: braid-run --version | FileCheck %s --check-prefix=RUN-GEMM
+// RUN-GEMM: CPU GEMM: {{(oneDNN [0-9]+\.[0-9]+\.[0-9]+ \(sgemm\)|OpenBLAS \(.*\))}}{{$}}
 // RUN: braid-run --help | FileCheck %s --check-prefix=RUN-HELP
-// RUN-HELP: --version           the version of Braid
+// RUN-HELP: --version           the version of Braid, and the CPU GEMM library
+
+// An unknown BRAID_CPU_GEMM is an error naming the libraries this build has.
+// RUN: env BRAID_CPU_GEMM=mkl not braid-run --version 2>&1 | FileCheck %s --check-prefix=BAD-GEMM
+// BAD-GEMM: braid-run: error: BRAID_CPU_GEMM=mkl: this build's CPU GEMM libraries are {{(onednn|openblas)}}

@@ -335,6 +335,7 @@ int main(int argc, char **argv) {
   request.emit = *emitKind;
   request.showProgress = showProgress;
   request.tieWeights = train || tieWeights;
+  request.raiseNorms = !train;
   request.layoutsOnReads = weightsAsInitializers;
   request.explain = explain;
   return runImport(request);

@@ -110,7 +110,7 @@ int mlir::braid::runImport(const ImportRequest &request) {
     return 1;
   pm.enableTiming(timing);
   if (!request.raw)
-    buildImportPipeline(pm);
+    buildImportPipeline(pm, request.raiseNorms);
   if (request.addPasses && failed(request.addPasses(pm)))
     return 1;
   if (request.emit != EmitKind::Braid)

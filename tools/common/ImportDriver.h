@@ -29,6 +29,9 @@ struct ImportRequest {
   std::vector<std::string> inputShapes;
   /// Skip braid-import-pipeline (canonicalization and raising).
   bool raw = false;
+  /// Raise norms on import (braidc --train leaves them to its driver,
+  /// which raises them after partitioning).
+  bool raiseNorms = true;
   /// Adds the passes that run between braid-import-pipeline and lowering;
   /// fails after printing why. None: no passes.
   std::function<LogicalResult(OpPassManager &)> addPasses;

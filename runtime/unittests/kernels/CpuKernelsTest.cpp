@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -225,7 +226,7 @@ TEST(CpuKernelsTest, Unary) {
   KernelCall gelu("gelu");
   setBool(gelu.kernel, "tanh", true);
   expectMatches(gelu.in(x).out(DType::F32, {4, 6}),
-                {ref::unary(U::GeluTanh, x)});
+                {ref::unary(U::GeluTanh, x)}, 2e-5);
   Tensor ints = randomInts(DType::I64, {7}, -50, 50);
   expectMatches(KernelCall("neg").in(ints).out(DType::I64, {7}),
                 {ref::unary(U::Neg, ints)});
@@ -246,6 +247,41 @@ int64_t ulpDistance(float a, float b) {
 // The f32 tanh against double tanh rounded to float: every float in
 // [-12, 12] at a stride (and the neighbourhood of the two formulas' seam at
 // 0.55), tiny and denormal inputs, and the special values.
+// The f32 tanh-GELU against the function in double, rounded to float: every
+// float in [-12, 12] at a stride, tiny inputs, and the special values. The
+// expected value is x sigmoid(2u), not the reference's 0.5 x (1 + tanh(u)),
+// which cancels to 0 in double below x = -5.9 where the function is still
+// a normal float down to x = -10.
+TEST(CpuKernelsTest, GeluTanhWithinRelativeTwoEMinusFive) {
+  double worst = 0;
+  float worstAt = 0;
+  auto check = [&](float x) {
+    double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * double(x) * x * x);
+    float expected = static_cast<float>(x / (1.0 + std::exp(-2.0 * u)));
+    float got = cpu::geluTanhF32(x);
+    if (std::fabs(expected) < FLT_MIN) {
+      EXPECT_LE(std::fabs(got), FLT_MIN) << "at x = " << x;
+      return;
+    }
+    double error = std::fabs(static_cast<double>(got) - expected) /
+                   std::fabs(static_cast<double>(expected));
+    if (error > worst) {
+      worst = error;
+      worstAt = x;
+    }
+  };
+  for (float x = -12.0f; x <= 12.0f; x = std::nextafter(x, 13.0f) + 1e-5f)
+    check(x);
+  for (float x = 1e-38f; x < 1e-3f; x *= 1.001f)
+    check(x), check(-x);
+  EXPECT_LE(worst, 2e-5) << "at x = " << worstAt;
+  EXPECT_EQ(cpu::geluTanhF32(0.0f), 0.0f);
+  EXPECT_EQ(cpu::geluTanhF32(INFINITY), INFINITY);
+  EXPECT_EQ(cpu::geluTanhF32(100.0f), 100.0f);
+  EXPECT_EQ(cpu::geluTanhF32(-100.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(cpu::geluTanhF32(NAN)));
+}
+
 TEST(CpuKernelsTest, TanhWithinFourUlp) {
   int64_t worst = 0;
   float worstAt = 0;
@@ -870,6 +906,22 @@ TEST(CpuKernelsTest, Attention) {
       added.in(q).in(k).in(v).in(additive).out(DType::F32, {2, 4, 3, 6}),
       {ref::attention(q, k, v, &additive, false, std::nullopt, 0.25).out},
       kF32Tolerance);
+  // A padding mask of -1e9 (the exporters' 1 - mask times a large
+  // negative): batch 0 hides its last two keys; batch 1 hides every key,
+  // so its rows are the softmax of the scores themselves (the reference
+  // keeps them in double; the kernel must not round them away at 1e9).
+  Tensor padding =
+      Tensor::ofFloats(DType::F32, {2, 1, 1, 5},
+                       {0, 0, 0, -1e9, -1e9, -1e9, -1e9, -1e9, -1e9, -1e9});
+  for (bool causal : {false, true}) {
+    KernelCall padded("attention");
+    setBool(padded.kernel, "causal", causal);
+    setFloat(padded.kernel, "scale", 0.25);
+    expectMatches(
+        padded.in(q).in(k).in(v).in(padding).out(DType::F32, {2, 4, 3, 6}),
+        {ref::attention(q, k, v, &padding, causal, std::nullopt, 0.25).out},
+        kF32Tolerance);
+  }
   // The direct kernel with a boolean mask and a causal offset from the
   // plan's index operand; queries that see no key give zero rows.
   KernelCall direct("attention");

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -81,6 +82,35 @@ TEST(SafetensorsTest, OpensAMappedFile) {
   }
   std::remove(path.c_str());
   EXPECT_THROW(SafetensorsFile::open(path), WeightsError);
+}
+
+// release() drops a copied tensor's pages from the process; the data reads
+// the same afterwards (from the file again), for a mapped file and an
+// in-memory one (where it does nothing).
+TEST(SafetensorsTest, ReleasedTensorsReadTheSame) {
+  std::vector<uint8_t> big(3 * 4096 + 123), small = {7, 8, 9, 10};
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<uint8_t>(i * 31 + 5);
+  std::vector<SafetensorsEntry> entries = {
+      {"big", DType::I1, {static_cast<int64_t>(big.size())}, big},
+      {"small", DType::F32, {1}, small}};
+  std::vector<uint8_t> bytes = encodeSafetensors(entries);
+  std::string path = testing::TempDir() + "/braid-st-release-" +
+                     std::to_string(::getpid()) + ".safetensors";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  for (SafetensorsFile file :
+       {SafetensorsFile::open(path), SafetensorsFile::fromBytes(bytes)}) {
+    for (const char *name : {"big", "small"}) {
+      const SafetensorsTensor &tensor = *file.find(name);
+      const std::vector<uint8_t> &expected = name[0] == 'b' ? big : small;
+      file.release(tensor);
+      EXPECT_TRUE(
+          std::equal(expected.begin(), expected.end(), file.data(tensor)))
+          << name << " in " << file.path();
+    }
+  }
+  std::remove(path.c_str());
 }
 
 TEST(SafetensorsTest, MetadataAndForeignDTypes) {
