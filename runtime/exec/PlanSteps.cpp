@@ -224,9 +224,18 @@ void writeInitialData(
       throw PlanError("weight '" + weight.name() + "' in the " + what +
                       " given to the executor does not match the one the "
                       "plan was validated against");
+    // The file's pages are dropped as the copy passes them (every 8 MiB):
+    // a large weight's mapping would otherwise sit beside its copy.
+    constexpr uint64_t kReleaseStep = 8u << 20;
+    uint64_t released = 0;
     sink(buffer, [&](void *target) {
       copyRegion(source->data(*tensor), tensor->shape, byteSize(buffer.dtype),
-                 region, target);
+                 region, target, [&](size_t upTo) {
+                   if (upTo >= released + kReleaseStep) {
+                     source->release(*tensor, upTo);
+                     released = upTo;
+                   }
+                 });
     });
     source->release(*tensor);
   }

@@ -211,14 +211,16 @@ const uint8_t *SafetensorsFile::data(const SafetensorsTensor &tensor) const {
   return bytes_.get() + dataStart_ + tensor.begin;
 }
 
-void SafetensorsFile::release(const SafetensorsTensor &tensor) const {
+void SafetensorsFile::release(const SafetensorsTensor &tensor,
+                              uint64_t bytes) const {
   if (!mapped_ || tensor.end <= tensor.begin)
     return;
+  bytes = std::min(bytes, tensor.end - tensor.begin);
   // Whole pages inside the tensor's bytes only: a neighbour's data on a
   // shared page stays.
   static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   auto first = reinterpret_cast<uintptr_t>(data(tensor));
-  uintptr_t last = first + (tensor.end - tensor.begin);
+  uintptr_t last = first + bytes;
   uintptr_t begin = (first + page - 1) / page * page, end = last / page * page;
   if (begin < end)
     ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);

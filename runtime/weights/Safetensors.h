@@ -71,11 +71,13 @@ public:
   const SafetensorsTensor *find(std::string_view name) const;
   /// The first byte of `tensor`'s data.
   const uint8_t *data(const SafetensorsTensor &tensor) const;
-  /// Drops the mapped pages that hold only `tensor`'s data from this
-  /// process's memory (they are read from the file again if touched): a
-  /// loader calls it once a weight is copied, so that the file does not
-  /// count in the peak memory beside the copy. Nothing for fromBytes().
-  void release(const SafetensorsTensor &tensor) const;
+  /// Drops the mapped pages that hold only `tensor`'s first `bytes` bytes
+  /// of data (all of it by default) from this process's memory; they are
+  /// read from the file again if touched. A loader calls it as it copies a
+  /// weight, so that the file does not count in the peak memory beside the
+  /// copy. Nothing for fromBytes().
+  void release(const SafetensorsTensor &tensor,
+               uint64_t bytes = UINT64_MAX) const;
   const std::map<std::string, std::string> &metadata() const {
     return metadata_;
   }

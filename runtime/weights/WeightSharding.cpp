@@ -141,12 +141,14 @@ void forEachRun(const std::vector<int64_t> &fullShape, size_t elementBytes,
 
 void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
                 size_t elementBytes, const ShardRegion &region,
-                void *destination) {
+                void *destination, const std::function<void(size_t)> &copied) {
   auto *src = static_cast<const char *>(source);
   auto *dst = static_cast<char *>(destination);
   forEachRun(fullShape, elementBytes, region,
              [&](size_t inFull, size_t inRegion, size_t bytes) {
                std::memcpy(dst + inRegion, src + inFull, bytes);
+               if (copied)
+                 copied(inFull + bytes);
              });
 }
 

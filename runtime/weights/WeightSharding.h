@@ -21,6 +21,7 @@
 #include "runtime/comm/Communicator.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,10 +61,13 @@ ShardRegion shardRegion(const std::vector<int64_t> &fullShape,
                         int64_t rank);
 
 /// Copies `region` of the row-major tensor `source` (of `fullShape`, elements
-/// of `elementBytes`) into the dense row-major `destination`.
+/// of `elementBytes`) into the dense row-major `destination`. `copied`, when
+/// given, is called as the copy moves through `source` with the byte offset
+/// below which it has read everything it will (in increasing order).
 void copyRegion(const void *source, const std::vector<int64_t> &fullShape,
                 size_t elementBytes, const ShardRegion &region,
-                void *destination);
+                void *destination,
+                const std::function<void(size_t)> &copied = nullptr);
 
 /// The inverse of copyRegion: writes the dense row-major `source` (the
 /// region's shape) into `region` of the row-major tensor `destination` of
