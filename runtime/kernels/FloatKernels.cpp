@@ -8,6 +8,7 @@
 #include "runtime/kernels/CpuKernels.h"
 
 #include "runtime/kernels/ElementIO.h"
+#include "runtime/kernels/FloatMath.h"
 #include "runtime/reference/ReferenceKernels.h"
 
 // oneDNN when the build found it; OpenBLAS when it is the build's library,
@@ -124,40 +125,6 @@ std::atomic<int> kernelThreads{1};
   if (!omp_in_parallel() && omp_get_max_threads() != threads)
     omp_set_num_threads(threads);
 #endif
-}
-
-/// Below this many (element-sized) steps of work a kernel loop runs on the
-/// calling thread alone: waking an OpenMP team whose threads have gone to
-/// sleep costs tens of microseconds (measured: 32k-element adds took 85 us
-/// on two threads against 14 on one).
-constexpr int64_t kParallelGrain = 1 << 18;
-
-/// body(begin, end) over [0, count), split into contiguous ranges over the
-/// kernel threads when `work` (steps, about a nanosecond each) is worth it.
-/// Inside a parallel region it runs whole on the calling thread. An
-/// exception from any range is rethrown on the caller.
-template <typename F> void parallelFor(int64_t count, int64_t work, F body) {
-#ifdef _OPENMP
-  int64_t threads = std::min<int64_t>(kernelThreads.load(), count);
-  if (threads > 1 && work >= kParallelGrain && !omp_in_parallel()) {
-    std::exception_ptr failure;
-#pragma omp parallel num_threads(static_cast <int>(threads))
-    {
-      int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-      try {
-        body(count * t / n, count * (t + 1) / n);
-      } catch (...) {
-#pragma omp critical(braid_parallel_for)
-        failure = std::current_exception();
-      }
-    }
-    if (failure)
-      std::rethrow_exception(failure);
-    return;
-  }
-#endif
-  (void)work;
-  body(int64_t{0}, count);
 }
 
 [[maybe_unused]] int blasSize(int64_t value, const char *what) {
@@ -429,170 +396,6 @@ void unaryLoop(const float *x, float *y, int64_t count) {
     y[i] = static_cast<float>(ref::applyUnary(Kind, x[i]));
 }
 
-// The float approximations below: every choice is a select on integer
-// masks of the bits (a float compare or a ternary on floats leaves control
-// flow GCC does not vectorize).
-inline int32_t bitsOf(float f) {
-  int32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
-inline float floatOf(int32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-/// exp(c) = p 2^k: k = round(c / ln 2) (`bias` makes the truncation a floor
-/// for c >= -bias ln 2), p = exp(r) on r = c - k ln 2 (Cody-Waite: ln 2
-/// split as cephes' expf does) by its degree-7 Taylor polynomial, |r| <=
-/// ln(2)/2, error below 1e-8.
-inline float expOfReduced(float c, int32_t bias, int32_t &k) {
-  k = static_cast<int32_t>(c * 1.44269504f + (static_cast<float>(bias) + 0.5f)) -
-      bias;
-  float kf = static_cast<float>(k);
-  float r = (c - kf * 0.693359375f) - kf * -2.12194440e-4f;
-  return 1.0f +
-         r * (1.0f +
-              r * (0.5f +
-                   r * (1.0f / 6 +
-                        r * (1.0f / 24 +
-                             r * (1.0f / 120 +
-                                  r * (1.0f / 720 + r * (1.0f / 5040)))))));
-}
-
-/// exp(x) 2^shift in float (shift in [0, 30], the power of two applied
-/// exactly; fastExp is shift 0), within 1 ulp where the result is a normal
-/// float (tested): x clamped to [-104, 89] (0 and infinity in float beyond;
-/// NaN is clamped too, so no conversion is undefined, and passed on at the
-/// end; below -104 the result is set to 0), expOfReduced, and 2^k applied
-/// as two factors 2^(k/2) so that results in the denormal range come out
-/// (twice rounded) rather than as 0.
-inline float fastExpShifted(float x, int32_t shift) {
-  int32_t xi = bitsOf(x);
-  int32_t low = -static_cast<int32_t>(x < -104.0f);
-  int32_t high = -static_cast<int32_t>(!(x <= 89.0f)); // NaN too
-  // Below -104 the result is 0: compute at 0 meanwhile (the clamped
-  // value's scaling would make denormals, and arithmetic on them takes
-  // microcode assists) and set 0 at the end.
-  float c = floatOf((xi & ~(low | high)) | (bitsOf(89.0f) & high));
-  // Biased so that the truncation is a floor down to c = -104.
-  int32_t k;
-  float p = expOfReduced(c, 151, k);
-  int32_t half = k >> 1;
-  float result = p * floatOf((half + 127) << 23) *
-                 floatOf((k - half + shift + 127) << 23);
-  int32_t nan = -static_cast<int32_t>((xi & 0x7fffffff) > 0x7f800000);
-  return floatOf((xi & nan) | (bitsOf(result) & ~nan & ~low));
-}
-
-inline float fastExp(float x) { return fastExpShifted(x, 0); }
-
-/// tanh in float, within 4 ulp of the correctly rounded result (tested
-/// against double on a dense sweep), branch-free so that the loop
-/// vectorizes (2.0 ns an element with SSE2 against 9.8 for the reference's
-/// double tanh, which took a third of the example GPT-2's inference time).
-///  - |x| < 0.55: x + x^3 P(x^2), P of degree 4 fitted by least squares to
-///    (tanh(x) - x) / x^3 on Chebyshev nodes (relative error 4e-9);
-///  - otherwise 1 - 2 / (exp(2|x|) + 1) with the sign of x
-///    (expOfReduced); NaN and zeros are passed on.
-inline float fastTanh(float x) {
-  constexpr int32_t kBelow055 = 0x3f0ccccd; // bits of 0.55f
-  constexpr int32_t kBelow44 = 0x42300000;  // bits of 44.0f
-  constexpr int32_t kInfinity = 0x7f800000;
-  int32_t xi = bitsOf(x);
-  int32_t ai = xi & 0x7fffffff;
-  float a = floatOf(ai);
-  float s = x * x;
-  float poly =
-      x + x * s *
-              (-0.33333331f +
-               s * (0.13333118f +
-                    s * (-0.053910065f + s * (0.021312743f - s * 0.0066157528f))));
-  // exp(2|x|) for 2|x| capped at 88 (where tanh is +-1 in float; NaN is
-  // capped too): k in [0, 127], one exponent factor, cheaper than fastExp.
-  int32_t inRange = -static_cast<int32_t>(ai < kBelow44);
-  float y = floatOf((bitsOf(2.0f * a) & inRange) | (bitsOf(88.0f) & ~inRange));
-  int32_t k;
-  float e = expOfReduced(y, 0, k) * floatOf((k + 127) << 23);
-  int32_t big = bitsOf(1.0f - 2.0f / (e + 1.0f)) | (xi & INT32_MIN);
-  int32_t small = -static_cast<int32_t>(ai < kBelow055);
-  int32_t result = (bitsOf(poly) & small) | (big & ~small);
-  // NaN passes on; so does a zero, with its sign (poly's sum loses -0's).
-  int32_t keep = -static_cast<int32_t>((ai > kInfinity) | (ai == 0));
-  return floatOf((xi & keep) | (result & ~keep));
-}
-
-inline float fastSigmoid(float x) { return 1.0f / (1.0f + fastExp(-x)); }
-
-/// v sigmoid(t) with e = exp(-|t|), which cannot overflow: v / (1 + e) for
-/// t >= 0, v e / (1 + e) below (v / (1 + exp(-t)) would divide by infinity
-/// for t < -88.7, where x sigmoid(x) is still a normal float). e is computed
-/// times 2^24, so that v e keeps its precision where e alone is a denormal,
-/// and scaled back once at the end.
-inline float timesSigmoid(float v, float t) {
-  constexpr float kUnscale = 5.9604644775390625e-8f; // 2^-24
-  float scaled = fastExpShifted(-std::fabs(t), 24);
-  float e = scaled * kUnscale;
-  int32_t negative = bitsOf(t) >> 31; // all ones for -0 and below
-  float numerator = floatOf((bitsOf((v * scaled) * kUnscale) & negative) |
-                            (bitsOf(v) & ~negative));
-  return numerator / (1.0f + e);
-}
-
-inline float fastSilu(float v) { return timesSigmoid(v, v); }
-
-/// tanh-GELU, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3),
-/// as x sigmoid(2u): the same function without 1 + tanh's cancellation for
-/// negative x. 2u = x (c1 + c2 x^2) is within a few ulp; sigmoid multiplies
-/// that relative error by about |2u| where the result is tiny (tested:
-/// within 2e-5 relative where the result is a normal float).
-inline float fastGeluTanh(float x) {
-  constexpr float c1 = 1.59576912160573f;   // 2 sqrt(2/pi)
-  constexpr float c2 = 0.0713548162726009f; // 2 sqrt(2/pi) 0.044715
-  return timesSigmoid(x, x * (c1 + c2 * (x * x)));
-}
-
-/// Exact GELU, x Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, in float and
-/// branch-free. h = erfc(z) / 2 for z = |x| / sqrt 2 comes from the
-/// Chebyshev fit erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z / 2), of
-/// fractional error below 1.2e-7 for every z >= 0 (Numerical Recipes'
-/// erfcc); then Phi = 1 - h for x >= 0 (h <= 1/2: no cancellation) and h
-/// below, where x h is computed with h times 2^24 so that it keeps its
-/// precision where h alone is a denormal (as timesSigmoid does). The
-/// exponent's rounding at large |x| bounds the error (tested: within 3e-5
-/// relative where the result is a normal float).
-inline float fastGeluErf(float x) {
-  constexpr float kUnscale = 5.9604644775390625e-8f; // 2^-24
-  float z = std::fabs(x) * 0.707106781186547524f;
-  float t = 1.0f / (1.0f + 0.5f * z);
-  float p = -1.26551223f +
-            t * (1.00002368f +
-                 t * (0.37409196f +
-                      t * (0.09678418f +
-                           t * (-0.18628806f +
-                                t * (0.27886807f +
-                                     t * (-1.13520398f +
-                                          t * (1.48851587f +
-                                               t * (-0.82215223f +
-                                                    t * 0.17087277f))))))));
-  float halfScaled = 0.5f * t * fastExpShifted(p - z * z, 24); // h 2^24
-  int32_t negative = bitsOf(x) >> 31; // all ones for -0 and below
-  float below = (x * halfScaled) * kUnscale;
-  float above = x * (1.0f - halfScaled * kUnscale);
-  return floatOf((bitsOf(below) & negative) | (bitsOf(above) & ~negative));
-}
-
-/// y[i] = f(x[i]); with f inlined the loop vectorizes, so f must be a
-/// lambda: a function pointer is not inlined into the threads' outlined
-/// loop (measured: tanh-GELU at 13 ns an element instead of 2).
-template <typename F>
-void mapLoop(const float *x, float *y, int64_t count, F f) {
-  parallelFor(count, count, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      y[i] = f(x[i]);
-  });
-}
 } // namespace
 
 float tanhF32(float x) { return fastTanh(x); }
@@ -602,12 +405,35 @@ float siluF32(float x) { return fastSilu(x); }
 float geluTanhF32(float x) { return fastGeluTanh(x); }
 float geluF32(float x) { return fastGeluErf(x); }
 
+bool hasAvx512() {
+#if defined(BRAID_KERNELS_AVX512)
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool mapFloatUnary(ref::UnaryKind kind, const float *x, float *y, int64_t count,
+                   bool avx512) {
+#if defined(BRAID_KERNELS_AVX512)
+  if (avx512)
+    return mapFloatUnaryAvx512(kind, x, y, count);
+#endif
+  (void)avx512;
+  return mapFloatUnaryHere(kind, x, y, count);
+}
+
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   // Elementwise: an output that is the input is fine, element by element.
   OutputBuffer result(out, partlyOverlaps(out, x));
   const float *in = x.as<float>();
   float *y = result.data();
   int64_t count = x.numElements();
+  // The float approximations, with AVX-512 where the CPU has it (the same
+  // operations, so the same results: tested).
+  if (mapFloatUnary(kind, in, y, count, hasAvx512()))
+    return;
   using U = ref::UnaryKind;
   switch (kind) {
 #define BRAID_UNARY(K)                                                         \
@@ -617,22 +443,13 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
     BRAID_UNARY(Log)
     BRAID_UNARY(Sqrt)
     BRAID_UNARY(Rsqrt)
-  case U::Tanh:
-    return mapLoop(in, y, count, [](float v) { return fastTanh(v); });
-  case U::Exp:
-    return mapLoop(in, y, count, [](float v) { return fastExp(v); });
-  case U::Sigmoid:
-    return mapLoop(in, y, count, [](float v) { return fastSigmoid(v); });
-  case U::Silu:
-    return mapLoop(in, y, count, [](float v) { return fastSilu(v); });
     BRAID_UNARY(Erf)
     BRAID_UNARY(Relu)
-  case U::Gelu:
-    return mapLoop(in, y, count, [](float v) { return fastGeluErf(v); });
-  case U::GeluTanh:
-    return mapLoop(in, y, count, [](float v) { return fastGeluTanh(v); });
+  default:
+    break;
 #undef BRAID_UNARY
   }
+  throw std::logic_error("unaryF32: no loop for this kind");
 }
 
 void reduceF32(ref::ReduceKind kind, const TensorView &x,

@@ -104,6 +104,19 @@ float siluF32(float x);
 float geluTanhF32(float x);
 float geluF32(float x);
 
+/// Whether this build has the AVX-512 copy of the float approximations and
+/// the CPU can run it.
+bool hasAvx512();
+/// tanh, exp, sigmoid, silu and both GELUs over `count` floats, with the
+/// AVX-512 copy when `avx512` (and hasAvx512()), else the baseline one;
+/// false, nothing written, for the other kinds. The copies give the same
+/// bits (tested).
+bool mapFloatUnary(ref::UnaryKind kind, const float *x, float *y, int64_t count,
+                   bool avx512);
+/// The AVX-512 copy (FloatKernelsAvx512.cpp); call only where hasAvx512().
+bool mapFloatUnaryAvx512(ref::UnaryKind kind, const float *x, float *y,
+                         int64_t count);
+
 } // namespace braid::rt::cpu
 
 #endif // BRAID_RUNTIME_KERNELS_FLOATKERNELS_H

@@ -318,6 +318,32 @@ TEST(CpuKernelsTest, GeluErfWithinRelativeThreeEMinusFive) {
   EXPECT_TRUE(std::isnan(cpu::geluF32(NAN)));
 }
 
+// The AVX-512 copy of the float approximations gives the baseline copy's
+// bits, on a sweep with the special values, for every kind it computes.
+TEST(CpuKernelsTest, Avx512ApproximationsMatchTheBaselineBitForBit) {
+  if (!cpu::hasAvx512())
+    GTEST_SKIP() << "no AVX-512 on this CPU (or in this build)";
+  std::vector<float> x;
+  for (float v = -120.0f; v <= 120.0f; v += 0.0137f)
+    x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, 3e38f, -3e38f, INFINITY,
+                  -INFINITY, NAN})
+    x.push_back(v);
+  using U = ref::UnaryKind;
+  for (U kind : {U::Tanh, U::Exp, U::Sigmoid, U::Silu, U::Gelu, U::GeluTanh}) {
+    std::vector<float> base(x.size()), wide(x.size());
+    ASSERT_TRUE(cpu::mapFloatUnary(kind, x.data(), base.data(),
+                                   static_cast<int64_t>(x.size()), false));
+    ASSERT_TRUE(cpu::mapFloatUnary(kind, x.data(), wide.data(),
+                                   static_cast<int64_t>(x.size()), true));
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(std::memcmp(&base[i], &wide[i], sizeof(float)), 0)
+          << "kind " << static_cast<int>(kind) << " at x = " << x[i] << ": "
+          << base[i] << " against " << wide[i];
+  }
+  EXPECT_FALSE(cpu::mapFloatUnary(U::Neg, x.data(), x.data(), 1, true));
+}
+
 TEST(CpuKernelsTest, TanhWithinFourUlp) {
   int64_t worst = 0;
   float worstAt = 0;
