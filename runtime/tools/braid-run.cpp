@@ -94,7 +94,9 @@ options:
   --threads N         cpu: threads each rank's kernels may use (default: the
                       cores this process may run on, divided by the ranks
                       mpirun started on this host; OMP_NUM_THREADS or
-                      OPENBLAS_NUM_THREADS when set)
+                      OPENBLAS_NUM_THREADS when set). The environment's
+                      BRAID_CPU_GEMM=onednn|openblas picks the GEMM library
+                      among those built in (--version names the one used)
   --timeout-s S       longest wait for an event or a collective (default 300)
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
                       run and replay it (one launch per run; no per-op times)
