@@ -298,7 +298,8 @@ def main():
     threads = [int(t) for t in args.threads.split(",")]
     version = subprocess.run([tools["braid-run"], "--version"],
                              capture_output=True, text=True)
-    print(f"{WHO}: {' '.join(version.stdout.split(chr(10))[1:]).strip()}",
+    # Its second line names the GEMM library (CPU GEMM: ...).
+    print(f"{WHO}: {' '.join(version.stdout.splitlines()[1:])}",
           file=sys.stderr, flush=True)
     rows = []
     for model in args.models.split(","):

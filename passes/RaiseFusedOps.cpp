@@ -206,11 +206,27 @@ struct RaiseSilu : public OpRewritePattern<MulOp> {
   }
 };
 
+/// The reduce_mean (used only here) that `value` is, over trailing
+/// dimensions with keep_dims; `axis` is the first of them.
+ReduceMeanOp trailingMean(Value value, int64_t &axis) {
+  auto mean = chainOp<ReduceMeanOp>(value);
+  if (!mean || !mean.getKeepDims() || mean.getDims().empty())
+    return nullptr;
+  int64_t rank = cast<RankedTensorType>(mean.getInput().getType()).getRank();
+  SmallVector<int64_t> dims(mean.getDims());
+  llvm::sort(dims);
+  axis = rank - static_cast<int64_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != axis + static_cast<int64_t>(i))
+      return nullptr;
+  return mean;
+}
+
 /// The x whose mean square `meanSquare` is: reduce_mean(pow(x, 2) or x * x)
 /// over trailing dimensions with keep_dims; `axis` is the first of them.
 Value meanSquareOf(Value meanSquare, int64_t &axis) {
-  auto mean = chainOp<ReduceMeanOp>(meanSquare);
-  if (!mean || !mean.getKeepDims())
+  ReduceMeanOp mean = trailingMean(meanSquare, axis);
+  if (!mean)
     return nullptr;
   Value square = mean.getInput();
   Value x;
@@ -221,15 +237,6 @@ Value meanSquareOf(Value meanSquare, int64_t &axis) {
     x = mul.getLhs();
   if (!x || x.getType() != square.getType())
     return nullptr;
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  SmallVector<int64_t> dims(mean.getDims());
-  llvm::sort(dims);
-  if (dims.empty())
-    return nullptr;
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] != rank - static_cast<int64_t>(dims.size() - i))
-      return nullptr;
-  axis = dims.front();
   return x;
 }
 
@@ -306,23 +313,6 @@ struct RaiseRmsNorm : public OpRewritePattern<MulOp> {
   }
 };
 
-/// The mean of x over dimensions [axis, rank) with keep_dims, if `value`
-/// is one (used only here).
-Value trailingMeanOf(Value value, int64_t axis) {
-  auto mean = chainOp<ReduceMeanOp>(value);
-  if (!mean || !mean.getKeepDims())
-    return nullptr;
-  int64_t rank = cast<RankedTensorType>(mean.getInput().getType()).getRank();
-  SmallVector<int64_t> dims(mean.getDims());
-  llvm::sort(dims);
-  if (static_cast<int64_t>(dims.size()) != rank - axis)
-    return nullptr;
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] != axis + static_cast<int64_t>(i))
-      return nullptr;
-  return mean.getInput();
-}
-
 /// LayerNorm without its shift: rms_norm of x - mean(x) over the same
 /// dimensions (what RaiseRmsNorm makes of the exporters' centre, variance,
 /// rsqrt chain) is layer_norm(x).
@@ -333,8 +323,11 @@ struct RaiseLayerNorm : public OpRewritePattern<RmsNormOp> {
                                 PatternRewriter &rewriter) const override {
     auto centred = chainOp<SubOp>(norm.getInput());
     int64_t axis = norm.getAxis();
-    if (!centred || centred.getLhs().getType() != norm.getType() ||
-        trailingMeanOf(centred.getRhs(), axis) != centred.getLhs())
+    int64_t meanAxis = -1;
+    ReduceMeanOp mean =
+        centred ? trailingMean(centred.getRhs(), meanAxis) : nullptr;
+    if (!mean || meanAxis != axis || mean.getInput() != centred.getLhs() ||
+        centred.getLhs().getType() != norm.getType())
       return rewriter.notifyMatchFailure(norm, "not of x - mean(x)");
     rewriter.replaceOpWithNewOp<LayerNormOp>(
         norm, norm.getType(), centred.getLhs(), norm.getGamma(), Value(),

@@ -417,7 +417,7 @@ bool hasAvx512() {
 bool mapFloatUnary(ref::UnaryKind kind, const float *x, float *y, int64_t count,
                    bool avx512) {
 #if defined(BRAID_KERNELS_AVX512)
-  if (avx512)
+  if (avx512 && hasAvx512())
     return mapFloatUnaryAvx512(kind, x, y, count);
 #endif
   (void)avx512;
@@ -432,7 +432,7 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
   int64_t count = x.numElements();
   // The float approximations, with AVX-512 where the CPU has it (the same
   // operations, so the same results: tested).
-  if (mapFloatUnary(kind, in, y, count, hasAvx512()))
+  if (mapFloatUnary(kind, in, y, count, /*avx512=*/true))
     return;
   using U = ref::UnaryKind;
   switch (kind) {
@@ -536,16 +536,15 @@ void softmaxScoresRow(float *row, int64_t sk, int64_t limit, float scale,
     // scores to float rounding at 1e9, where the reference, in double,
     // keeps them.
     const float *add = mask->as<float>() + maskRow;
-    int64_t step = maskStep;
-    float top = step || limit == 0 ? -INFINITY : add[0];
-    if (step) {
+    float top = maskStep || limit == 0 ? -INFINITY : add[0];
+    if (maskStep) {
 #pragma omp simd reduction(max : top)
       for (int64_t j = 0; j < limit; ++j)
         top = std::max(top, add[j]);
     }
     if (top == -INFINITY) {
       std::fill(row, row + limit, -INFINITY);
-    } else if (step == 1) {
+    } else if (maskStep == 1) {
 #pragma omp simd
       for (int64_t j = 0; j < limit; ++j)
         row[j] = row[j] * scale + (add[j] - top);

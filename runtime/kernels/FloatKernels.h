@@ -108,7 +108,7 @@ float geluF32(float x);
 /// the CPU can run it.
 bool hasAvx512();
 /// tanh, exp, sigmoid, silu and both GELUs over `count` floats, with the
-/// AVX-512 copy when `avx512` (and hasAvx512()), else the baseline one;
+/// AVX-512 copy when `avx512` and hasAvx512(), else the baseline one;
 /// false, nothing written, for the other kinds. The copies give the same
 /// bits (tested).
 bool mapFloatUnary(ref::UnaryKind kind, const float *x, float *y, int64_t count,

@@ -218,7 +218,7 @@ inline float fastGeluErf(float x) {
 
 /// y[i] = f(x[i]); with f inlined the loop vectorizes, so f must be a
 /// lambda: a function pointer is not inlined into the threads' outlined
-/// loop (measured: tanh-GELU at 13 ns an element instead of 2).
+/// loop (measured: tanh-GELU at 13 ns an element instead of 2.7).
 template <typename F>
 void mapLoop(const float *x, float *y, int64_t count, F f) {
   parallelFor(count, count, [&](int64_t begin, int64_t end) {
@@ -226,6 +226,7 @@ void mapLoop(const float *x, float *y, int64_t count, F f) {
       y[i] = f(x[i]);
   });
 }
+
 /// The unary kinds computed by the approximations above, mapped over `x`
 /// into `y`; false (nothing written) for the others.
 bool mapFloatUnaryHere(ref::UnaryKind kind, const float *x, float *y,

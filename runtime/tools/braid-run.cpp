@@ -769,12 +769,12 @@ int run(int argc, char **argv) {
     for (const char *name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
       if (const char *value = std::getenv(name); threads <= 0 && value)
         threads = std::atoi(value);
-    setCpuKernelThreads(threads > 0 ? threads : defaultCpuKernelThreads());
     try {
       (void)cpuGemmLibrary(); // BRAID_CPU_GEMM names one this build has
     } catch (const std::invalid_argument &error) {
       throw UsageError(error.what());
     }
+    setCpuKernelThreads(threads > 0 ? threads : defaultCpuKernelThreads());
   }
 
   int64_t ranks = launchedRanks();

@@ -56,6 +56,7 @@ PASSES = [
     "braid-verify-collectives",
     "braid-split-fused-projections",
     "braid-raise-attention",
+    "braid-raise-fused-ops",
     "braid-partition{tp=2}",
     "braid-cost-report",
     "braid-overlap-report",

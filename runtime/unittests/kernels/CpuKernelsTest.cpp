@@ -248,34 +248,48 @@ int64_t ulpDistance(float a, float b) {
 // The f32 tanh against double tanh rounded to float: every float in
 // [-12, 12] at a stride (and the neighbourhood of the two formulas' seam at
 // 0.55), tiny and denormal inputs, and the special values.
-// The f32 tanh-GELU against the function in double, rounded to float: every
-// float in [-12, 12] at a stride, tiny inputs, and the special values
-// (measured worst: 1.3e-5 at x = -10.0). The
-// expected value is x sigmoid(2u), not the reference's 0.5 x (1 + tanh(u)),
-// which cancels to 0 in double below x = -5.9 where the function is still
-// a normal float down to x = -10.
-TEST(CpuKernelsTest, GeluTanhWithinRelativeTwoEMinusFive) {
+/// The largest relative error of `got` against `exact` (in double, rounded
+/// to float) on every float in [-limit, limit] at a stride and on tiny
+/// inputs of both signs, at `worstAt`; where the exact result is below
+/// FLT_MIN, `got` must be too.
+double worstRelativeError(float (*got)(float), double (*exact)(double),
+                          float limit, float &worstAt) {
   double worst = 0;
-  float worstAt = 0;
   auto check = [&](float x) {
-    double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * double(x) * x * x);
-    float expected = static_cast<float>(x / (1.0 + std::exp(-2.0 * u)));
-    float got = cpu::geluTanhF32(x);
+    float expected = static_cast<float>(exact(x));
+    float value = got(x);
     if (std::fabs(expected) < FLT_MIN) {
-      EXPECT_LE(std::fabs(got), FLT_MIN) << "at x = " << x;
+      EXPECT_LE(std::fabs(value), FLT_MIN) << "at x = " << x;
       return;
     }
-    double error = std::fabs(static_cast<double>(got) - expected) /
+    double error = std::fabs(static_cast<double>(value) - expected) /
                    std::fabs(static_cast<double>(expected));
     if (error > worst) {
       worst = error;
       worstAt = x;
     }
   };
-  for (float x = -12.0f; x <= 12.0f; x = std::nextafter(x, 13.0f) + 1e-5f)
+  for (float x = -limit; x <= limit; x = std::nextafter(x, limit + 1) + 1e-5f)
     check(x);
   for (float x = 1e-38f; x < 1e-3f; x *= 1.001f)
     check(x), check(-x);
+  return worst;
+}
+
+// The f32 tanh-GELU against the function in double, rounded to float, on
+// [-12, 12], tiny inputs, and the special values (measured worst: 1.3e-5 at
+// x = -10.0). The expected value is x sigmoid(2u), not the reference's
+// 0.5 x (1 + tanh(u)), which cancels to 0 in double below x = -5.9 where the
+// function is still a normal float down to x = -10.
+TEST(CpuKernelsTest, GeluTanhWithinRelativeTwoEMinusFive) {
+  float worstAt = 0;
+  double worst = worstRelativeError(
+      cpu::geluTanhF32,
+      [](double x) {
+        double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+        return x / (1.0 + std::exp(-2.0 * u));
+      },
+      12.0f, worstAt);
   EXPECT_LE(worst, 2e-5) << "at x = " << worstAt;
   EXPECT_EQ(cpu::geluTanhF32(0.0f), 0.0f);
   EXPECT_EQ(cpu::geluTanhF32(INFINITY), INFINITY);
@@ -285,30 +299,14 @@ TEST(CpuKernelsTest, GeluTanhWithinRelativeTwoEMinusFive) {
 }
 
 // The f32 exact GELU against x erfc(-x / sqrt 2) / 2 in double, rounded to
-// float, on the same sweep (measured worst: 1.9e-5 at x = -13.1, where the
-// exponent -x^2 / 2 is rounded to float).
+// float, on [-14, 14] and tiny inputs (measured worst: 1.9e-5 at x = -13.1,
+// where the exponent -x^2 / 2 is rounded to float).
 TEST(CpuKernelsTest, GeluErfWithinRelativeThreeEMinusFive) {
-  double worst = 0;
   float worstAt = 0;
-  auto check = [&](float x) {
-    float expected =
-        static_cast<float>(0.5 * x * std::erfc(-double(x) * M_SQRT1_2));
-    float got = cpu::geluF32(x);
-    if (std::fabs(expected) < FLT_MIN) {
-      EXPECT_LE(std::fabs(got), FLT_MIN) << "at x = " << x;
-      return;
-    }
-    double error = std::fabs(static_cast<double>(got) - expected) /
-                   std::fabs(static_cast<double>(expected));
-    if (error > worst) {
-      worst = error;
-      worstAt = x;
-    }
-  };
-  for (float x = -14.0f; x <= 14.0f; x = std::nextafter(x, 15.0f) + 1e-5f)
-    check(x);
-  for (float x = 1e-38f; x < 1e-3f; x *= 1.001f)
-    check(x), check(-x);
+  double worst = worstRelativeError(
+      cpu::geluF32,
+      [](double x) { return 0.5 * x * std::erfc(-x * M_SQRT1_2); }, 14.0f,
+      worstAt);
   EXPECT_LE(worst, 3e-5) << "at x = " << worstAt;
   EXPECT_EQ(cpu::geluF32(0.0f), 0.0f);
   EXPECT_TRUE(std::signbit(cpu::geluF32(-0.0f)));
