@@ -21,6 +21,17 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
       `braid.async on "S"` go to stream S after a wait on an event recorded
       where the async starts; `braid.await` waits for an event recorded when
       the region ends.
+    * with `fuse-epilogues` (the default), an f32 `braid.matmul` takes in
+      the ops that directly follow it on its stream, each the only user of
+      the one before: a bias add (an operand of the product's last
+      dimension, broadcast over the rows), then an activation (`gelu`,
+      `silu`, `relu`), then a residual add (an operand of the product's
+      shape). The matmul kernel gets them as inputs and attributes
+      (`has_bias`, `activation`, `has_addend`: out = activation(product +
+      bias) + addend), the intermediate values get no buffer, and the
+      product is written to memory once. Fusion is kept only when the
+      arena it leads to is no larger than the unfused one (first fit over
+      the changed lifetimes can pack worse), so it never costs memory.
     * compute ops become `exec.kernel` with their attributes and cost;
       collectives become `exec.collective`; weights, constants, inputs and
       outputs become bindings; `braid.rank` and index arithmetic become
@@ -32,7 +43,10 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
     Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
            "Emit a remark with the arena size and the bytes saved by reuse">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
-           "Byte alignment of every buffer">
+           "Byte alignment of every buffer">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Fuse the bias add, activation and residual add that follow a "
+           "matmul into its kernel">
   ];
   let dependentDialects = ["::mlir::exec::ExecDialect"];
 }

@@ -53,6 +53,7 @@ KernelRegistry buildCudaKernels() {
     KernelInfo info = *cpuKernels().lookup(op);
     info.check = checkForCuda;
     info.run = it->second;
+    info.prepare = nullptr; // the CPU's repacking is for host memory
     registry.add(std::move(info));
   }
   return registry;

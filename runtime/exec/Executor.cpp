@@ -14,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -92,6 +93,8 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
   steps_ = resolvePlanSteps(plan, mesh, rank,
                             [this](uint32_t id) { return buffer(id); },
                             profile_);
+  if (options_.prepareKernels && !proto.has_training())
+    prepareKernels();
   state_->scratch.resize(steps_.size());
   std::vector<size_t> channels = collectiveChannels(steps_, mesh);
   for (size_t channel : channels)
@@ -105,6 +108,136 @@ Executor::Executor(const LoadedPlan &plan, Communicator &comm,
 Executor::~Executor() {
   if (arena_)
     ::munmap(arena_, arenaMapped_);
+}
+
+void Executor::prepareKernels() {
+  struct Range {
+    uint64_t begin, end;
+    bool overlaps(const Range &other) const {
+      return begin < other.end && other.begin < end;
+    }
+  };
+  auto rangeOf = [this](const TensorView &view) {
+    uint64_t begin = static_cast<uint8_t *>(view.data) - arena_;
+    return Range{begin, begin + view.numBytes()};
+  };
+  auto bufferRange = [this](uint32_t id) {
+    const BufferInfo &info = plan_.buffers.at(id);
+    return Range{info.offset, info.offset + info.bytes};
+  };
+  // Bytes set at load (weights, constants) and bytes the plan writes (every
+  // instruction's outputs, the input bindings).
+  const plan::Plan &proto = plan_.proto;
+  std::vector<Range> filled, written;
+  for (const plan::Weight &weight : proto.weights())
+    filled.push_back(bufferRange(weight.buffer()));
+  for (const plan::Constant &constant : proto.constants())
+    filled.push_back(bufferRange(constant.buffer()));
+  for (const plan::Binding &binding : proto.inputs())
+    written.push_back(bufferRange(binding.buffer()));
+  for (const std::vector<PlanStep> &stream : steps_)
+    for (const PlanStep &step : stream) {
+      if (step.kind == StepKind::Kernel)
+        for (const TensorView &out : step.args.outputs)
+          written.push_back(rangeOf(out));
+      else if (step.kind == StepKind::Collective)
+        written.push_back(rangeOf(step.out));
+    }
+  auto isConstant = [&](const TensorView &view) {
+    if (!view.data || view.numBytes() == 0)
+      return false;
+    Range range = rangeOf(view);
+    bool inside = std::any_of(filled.begin(), filled.end(), [&](Range f) {
+      return f.begin <= range.begin && range.end <= f.end;
+    });
+    return inside && std::none_of(written.begin(), written.end(),
+                                  [&](Range w) { return w.overlaps(range); });
+  };
+
+  // Every read of the arena: by which kernel's input (null: a collective or
+  // an output binding, which read the arena itself).
+  struct Read {
+    Range range;
+    PlanStep *step;
+    size_t input;
+  };
+  std::vector<Read> reads;
+  for (const plan::Binding &binding : proto.outputs())
+    reads.push_back({bufferRange(binding.buffer()), nullptr, 0});
+  for (std::vector<PlanStep> &stream : steps_)
+    for (PlanStep &step : stream) {
+      if (step.kind == StepKind::Collective)
+        reads.push_back({rangeOf(step.in), nullptr, 0});
+      if (step.kind != StepKind::Kernel)
+        continue;
+      for (size_t i = 0; i < step.args.inputs.size(); ++i)
+        if (step.args.inputs[i].data)
+          reads.push_back({rangeOf(step.args.inputs[i]), &step, i});
+    }
+
+  std::map<std::string, std::shared_ptr<void>> shared;
+  std::map<const PlanStep *, std::vector<bool>> copied;
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto release = [this, page](const void *data, uint64_t bytes) {
+    uint64_t from = static_cast<const uint8_t *>(data) - arena_;
+    uint64_t begin = (from + page - 1) / page * page;
+    uint64_t end = (from + bytes) / page * page;
+    if (end > begin)
+      ::madvise(arena_ + begin, end - begin, MADV_DONTNEED);
+  };
+  // `sole`: the input of this instruction that is its weight's only read.
+  auto prepare = [&](PlanStep &step, bool constants, int sole) {
+    if (!step.kernel->prepare || copied.count(&step))
+      return;
+    PrepareInputs inputs;
+    for (size_t i = 0; i < step.args.inputs.size(); ++i) {
+      inputs.constant.push_back(constants && isConstant(step.args.inputs[i]));
+      inputs.soleReader.push_back(inputs.constant[i] &&
+                                  static_cast<int>(i) == sole);
+    }
+    inputs.shared = &shared;
+    inputs.release = release;
+    PreparedKernel prepared = step.kernel->prepare(step.args, inputs);
+    std::vector<bool> &flags = copied[&step];
+    flags.assign(step.args.inputs.size(), false);
+    if (!prepared.state)
+      return;
+    step.args.prepared = prepared.state.get();
+    prepared_.push_back(prepared.state);
+    for (size_t i = 0; i < prepared.copied.size() && i < flags.size(); ++i)
+      flags[i] = prepared.copied[i];
+  };
+
+  // Weight by weight: prepare the kernels that read it, and when each of
+  // them keeps its own copy and nothing else reads it, give its whole pages
+  // back at once, so the arena's copy and the prepared one are both
+  // resident for one weight at a time.
+  for (Range weight : filled) {
+    std::vector<const Read *> readers;
+    for (const Read &read : reads)
+      if (read.range.overlaps(weight))
+        readers.push_back(&read);
+    bool preparable = !readers.empty();
+    for (const Read *read : readers)
+      preparable = preparable && read->step && read->step->kernel->prepare &&
+                   isConstant(read->step->args.inputs[read->input]);
+    if (!preparable)
+      continue;
+    bool allCopied = true;
+    for (const Read *read : readers) {
+      prepare(*read->step, /*constants=*/true,
+              readers.size() == 1 ? static_cast<int>(read->input) : -1);
+      allCopied = allCopied && copied[read->step][read->input];
+    }
+    if (allCopied)
+      release(arena_ + weight.begin, weight.end - weight.begin);
+  }
+  // The rest, with no input offered as constant: a copy of a weight that
+  // stays in the arena would only add memory.
+  for (std::vector<PlanStep> &stream : steps_)
+    for (PlanStep &step : stream)
+      if (step.kind == StepKind::Kernel)
+        prepare(step, /*constants=*/false, /*sole=*/-1);
 }
 
 TensorView Executor::buffer(uint32_t id) const {

@@ -54,6 +54,11 @@ struct ExecutorOptions {
   /// weights start from it instead of the weights file or zeros. Must
   /// outlive the constructor.
   const SafetensorsFile *checkpoint = nullptr;
+  /// Lets kernels prepare once at load (KernelInfo::prepare; the CPU matmul
+  /// repacks constant weights into the GEMM library's layout). A weight
+  /// whose every reader keeps its own prepared copy is then released from
+  /// the arena: buffer() reads it as zeros. Never for training plans.
+  bool prepareKernels = true;
 };
 
 /// Runs one validated plan on one rank.
@@ -86,6 +91,7 @@ public:
 private:
   struct State;
 
+  void prepareKernels();
   void runStream(size_t stream);
   void execute(size_t stream, const PlanStep &step);
   void runCollective(size_t stream, const PlanStep &step);
@@ -104,6 +110,8 @@ private:
   uint8_t *arena_ = nullptr;
   size_t arenaMapped_ = 0;
   std::vector<std::vector<PlanStep>> steps_;
+  /// What the kernels' `prepare` made (KernelArgs::prepared points into it).
+  std::vector<std::shared_ptr<const void>> prepared_;
   std::unique_ptr<State> state_;
   RunProfile profile_;
 };

@@ -184,6 +184,14 @@ void KernelRegistry::add(KernelInfo info) {
     throw std::invalid_argument("kernel '" + op + "' is registered twice");
 }
 
+void KernelRegistry::setPrepare(std::string_view op, KernelPrepareFn prepare) {
+  auto it = kernels_.find(op);
+  if (it == kernels_.end())
+    throw std::invalid_argument("kernel '" + std::string(op) +
+                                "' is not registered");
+  it->second.prepare = prepare;
+}
+
 const KernelInfo *KernelRegistry::lookup(std::string_view op) const {
   auto it = kernels_.find(op);
   return it == kernels_.end() ? nullptr : &it->second;

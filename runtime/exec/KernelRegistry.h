@@ -18,7 +18,9 @@
 #include "runtime/core/DType.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +80,10 @@ struct KernelArgs {
   /// The backend's per-stream context while running (the CUDA backend: the
   /// stream's CudaContext); null for the CPU backend and at load time.
   void *context = nullptr;
+  /// What the kernel's `prepare` made of this instruction when the plan was
+  /// loaded (e.g. a GEMM primitive with its weight repacked); null when it
+  /// has none.
+  const void *prepared = nullptr;
 
   KernelAttrs attrs() const { return KernelAttrs(*kernel); }
   /// The op name, for messages.
@@ -100,6 +106,43 @@ using KernelCheckFn = void (*)(const KernelArgs &);
 /// an index out of range.
 using KernelRunFn = void (*)(const KernelArgs &);
 
+/// What an executor tells a kernel's `prepare` about its inputs.
+struct PrepareInputs {
+  /// Per input: its bytes are set when the plan is loaded (a weight or a
+  /// constant) and nothing in the plan writes them, so they are the same in
+  /// every run; and when every instruction that reads them copies them, the
+  /// executor releases the arena's copy (a kernel may copy such an input
+  /// without doubling its memory).
+  std::vector<bool> constant;
+  /// Objects shared between the instructions of one executor (e.g. one
+  /// repacked copy of a weight that several instructions read), by a key the
+  /// kernel chooses.
+  std::map<std::string, std::shared_ptr<void>> *shared = nullptr;
+  /// Per input: this instruction is the only reader of a constant input,
+  /// so a kernel that copies it may give the arena's pages back as it goes
+  /// with `release` (the whole pages inside [data, data + bytes)), and the
+  /// copy and the original are never both resident in full. After a
+  /// release the kernel must not fail back to reading the input.
+  std::vector<bool> soleReader;
+  std::function<void(const void *data, uint64_t bytes)> release;
+};
+
+/// What `prepare` made of one instruction.
+struct PreparedKernel {
+  /// Passed to the kernel as KernelArgs::prepared on every run; null: the
+  /// kernel runs unprepared.
+  std::shared_ptr<const void> state;
+  /// Per input (empty: none): the prepared kernel keeps its own copy of
+  /// this constant input and never reads the arena's again, so an executor
+  /// may release those bytes when no other instruction reads them.
+  std::vector<bool> copied;
+};
+
+/// Called once per instruction after the weights are in the arena (args
+/// with data), before the first run; throws like a kernel on failure.
+using KernelPrepareFn = PreparedKernel (*)(const KernelArgs &,
+                                           const PrepareInputs &);
+
 /// One op of a backend.
 struct KernelInfo {
   std::string op;
@@ -113,6 +156,8 @@ struct KernelInfo {
   std::vector<AttrSpec> attrs;
   KernelCheckFn check = nullptr;
   KernelRunFn run = nullptr;
+  /// Optional: work done once per instruction when a plan is loaded.
+  KernelPrepareFn prepare = nullptr;
 };
 
 /// The kernels of one backend, keyed by op name.
@@ -120,6 +165,9 @@ class KernelRegistry {
 public:
   /// Adds a kernel; throws std::invalid_argument for a duplicate op.
   void add(KernelInfo info);
+  /// Gives a registered kernel its `prepare`; throws std::invalid_argument
+  /// for an unknown op.
+  void setPrepare(std::string_view op, KernelPrepareFn prepare);
   /// The kernel for `op`, or null.
   const KernelInfo *lookup(std::string_view op) const;
   /// Every registered op name, sorted.

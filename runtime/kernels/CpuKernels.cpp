@@ -182,6 +182,43 @@ MatmulShape matmulShape(const TensorView &a, const TensorView &b,
   return s;
 }
 
+/// A matmul's epilogue (braid-to-exec's fusion of the bias add, the
+/// activation and the residual add that follow it): `has_bias` and
+/// `has_addend` say which of inputs 2 and 3 are there, `activation` names
+/// gelu, gelu_tanh, silu or relu. Throws PlanError for anything else.
+cpu::MatmulEpilogue matmulEpilogue(const KernelArgs &args) {
+  KernelAttrs attrs = args.attrs();
+  cpu::MatmulEpilogue epilogue;
+  size_t next = 2;
+  if (attrs.getBool("has_bias"))
+    epilogue.bias = next < args.inputs.size() ? &args.inputs[next++] : nullptr;
+  if (attrs.getBool("has_addend"))
+    epilogue.addend =
+        next < args.inputs.size() ? &args.inputs[next++] : nullptr;
+  if (next != args.inputs.size() ||
+      (attrs.getBool("has_bias") && !epilogue.bias) ||
+      (attrs.getBool("has_addend") && !epilogue.addend))
+    fail("has " + std::to_string(args.inputs.size()) +
+         " inputs, but has_bias and has_addend call for " +
+         std::to_string(2 + attrs.getBool("has_bias") +
+                        attrs.getBool("has_addend")));
+  if (attrs.has("activation")) {
+    const std::string &name = attrs.getString("activation");
+    if (name == "gelu")
+      epilogue.activation = ref::UnaryKind::Gelu;
+    else if (name == "gelu_tanh")
+      epilogue.activation = ref::UnaryKind::GeluTanh;
+    else if (name == "silu")
+      epilogue.activation = ref::UnaryKind::Silu;
+    else if (name == "relu")
+      epilogue.activation = ref::UnaryKind::Relu;
+    else
+      fail("activation '" + name +
+           "' is not one of gelu, gelu_tanh, silu, relu");
+  }
+  return epilogue;
+}
+
 void checkMatmul(const KernelArgs &args) {
   KernelAttrs attrs = args.attrs();
   const TensorView &a = args.inputs[0], &b = args.inputs[1];
@@ -193,6 +230,27 @@ void checkMatmul(const KernelArgs &args) {
   shape.push_back(s.m);
   shape.push_back(s.n);
   expectShape(args.outputs[0], shape, "output");
+  cpu::MatmulEpilogue epilogue = matmulEpilogue(args);
+  if (epilogue.empty())
+    return;
+  if (a.dtype != DType::F32)
+    fail("an epilogue (bias, activation, addend) needs f32 operands, got " +
+         describe(a));
+  if (epilogue.bias) {
+    const TensorView &bias = *epilogue.bias;
+    expectSameDType(a, "lhs", bias, "bias");
+    bool row = bias.rank() >= 1 && bias.shape.back() == s.n &&
+               bias.numElements() == s.n;
+    if (!row)
+      fail("bias " + describe(bias) + " must hold the " +
+           std::to_string(s.n) + " columns of the product (shape [" +
+           std::to_string(s.n) + "] or [1, ..., " + std::to_string(s.n) +
+           "])");
+  }
+  if (epilogue.addend) {
+    expectSameDType(a, "lhs", *epilogue.addend, "addend");
+    expectShape(*epilogue.addend, shape, "addend");
+  }
 }
 
 void checkGroupedMatmul(const KernelArgs &args) {
@@ -632,13 +690,37 @@ void runCast(const KernelArgs &args) {
   output(args, 0, ref::cast(input(args, 0), args.outputs[0].dtype));
 }
 
+/// A matmul whose right operand is a constant 2-D weight runs from a copy
+/// the GEMM library repacked into its own layout (cpu::prepareMatmulF32).
+PreparedKernel prepareMatmul(const KernelArgs &args,
+                             const PrepareInputs &inputs) {
+  PreparedKernel prepared;
+  if (!allF32(args) || !inputs.constant[1] || !inputs.shared)
+    return prepared;
+  KernelAttrs attrs = args.attrs();
+  prepared.state = cpu::prepareMatmulF32(
+      args.inputs[0], args.inputs[1], attrs.getBool("transpose_lhs"),
+      attrs.getBool("transpose_rhs"), args.outputs[0], matmulEpilogue(args),
+      *inputs.shared,
+      inputs.soleReader[1] && inputs.release ? &inputs.release : nullptr);
+  if (prepared.state) {
+    prepared.copied.assign(args.inputs.size(), false);
+    prepared.copied[1] = true;
+  }
+  return prepared;
+}
+
 void runMatmul(const KernelArgs &args) {
+  if (args.prepared) {
+    cpu::runPreparedMatmulF32(args.prepared);
+    return;
+  }
   KernelAttrs attrs = args.attrs();
   bool transposeA = attrs.getBool("transpose_lhs");
   bool transposeB = attrs.getBool("transpose_rhs");
   if (allF32(args)) {
     cpu::matmulF32(args.inputs[0], args.inputs[1], transposeA, transposeB,
-                   args.outputs[0]);
+                   args.outputs[0], matmulEpilogue(args));
     return;
   }
   output(args, 0,
@@ -959,9 +1041,14 @@ KernelRegistry buildCpuKernels() {
   add("select", 3, 3, 1, 1, {}, checkSelect, runSelect);
   add("cast", 1, 1, 1, 1, {}, checkCast, runCast);
 
-  add("matmul", 2, 2, 1, 1,
-      {{"transpose_lhs", K::Bool}, {"transpose_rhs", K::Bool}}, checkMatmul,
-      runMatmul);
+  add("matmul", 2, 4, 1, 1,
+      {{"transpose_lhs", K::Bool},
+       {"transpose_rhs", K::Bool},
+       {"has_bias", K::Bool},
+       {"has_addend", K::Bool},
+       {"activation", K::String}},
+      checkMatmul, runMatmul);
+  registry.setPrepare("matmul", prepareMatmul);
   add("grouped_matmul", 2, 2, 1, 1, {{"transpose_rhs", K::Bool}},
       checkGroupedMatmul, runGroupedMatmul);
   std::vector<AttrSpec> reduceAttrs = {{"dims", K::Ints, true},

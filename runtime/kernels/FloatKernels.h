@@ -19,12 +19,48 @@
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/reference/ReferenceKernels.h"
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
 namespace braid::rt::cpu {
 
+/// What a matmul does to its product before writing it (braid-to-exec's
+/// epilogue fusion): out = activation(product + bias) + addend, each part
+/// optional. `bias` holds N values (shape [N] or [1, ..., N]); `addend` has
+/// out's shape; `activation` is Gelu, GeluTanh, Silu or Relu.
+struct MatmulEpilogue {
+  const TensorView *bias = nullptr;
+  std::optional<ref::UnaryKind> activation;
+  const TensorView *addend = nullptr;
+  bool empty() const { return !bias && !activation && !addend; }
+};
+
 /// out[batch..., M, N] = a[batch..., M, K] * b[batch..., K, N], batch
-/// dimensions broadcast, either operand optionally transposed.
+/// dimensions broadcast, either operand optionally transposed, then the
+/// epilogue in the same pass over each row of the product.
 void matmulF32(const TensorView &a, const TensorView &b, bool transposeA,
-               bool transposeB, const TensorView &out);
+               bool transposeB, const TensorView &out,
+               const MatmulEpilogue &epilogue = {});
+
+using ReleaseFn = std::function<void(const void *, uint64_t)>;
+/// When the GEMM library can run this matmul from a weight repacked into its
+/// own layout (oneDNN, `b` 2-D and constant, `a` not transposed, at least 4
+/// MFLOP, BRAID_CPU_PACK not 0): the primitive with the packed copy of `b`, shared through `shared`
+/// with the other instructions that read the same weight; else null. With
+/// `release` (this is b's only reader), b's pages are given back slice by
+/// slice as they are packed. The epilogue runs as the library's bias and
+/// post-ops; null when out overlaps an input.
+std::shared_ptr<const void>
+prepareMatmulF32(const TensorView &a, const TensorView &b, bool transposeA,
+                 bool transposeB, const TensorView &out,
+                 const MatmulEpilogue &epilogue,
+                 std::map<std::string, std::shared_ptr<void>> &shared,
+                 const ReleaseFn *release);
+/// Runs what prepareMatmulF32 made (on the tensors it was made for).
+void runPreparedMatmulF32(const void *prepared);
 
 /// out[E, C, N] = x[E, C, K] * w[E, K, N] (w[E, N, K] when transposed).
 void groupedMatmulF32(const TensorView &x, const TensorView &w, bool transposeW,

@@ -1,4 +1,5 @@
-// RUN: braid-opt %s --braid-to-exec=report-memory -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
+// RUN: braid-opt %s --braid-to-exec="report-memory fuse-epilogues=false" -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
+// (Epilogue fusion is off here; braid-to-exec-epilogues.mlir tests it.)
 
 // Memory reuse: %h dies at relu, so %r takes its place; the
 // argument, weights and the output live throughout.

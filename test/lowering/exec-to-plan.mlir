@@ -14,7 +14,10 @@
 // EXEC-DAG: exec.output "y" @{{b[0-9]+}}
 // EXEC: exec.stream "compute" {
 // EXEC-NEXT: exec.kernel "layer_norm"([@[[X]], {{.*}}]) -> ({{.*}}) {axis = 1 : i64, epsilon = {{.*}}} flops 2048 bytes 2560
-// EXEC: exec.kernel "matmul"({{.*}}) {transpose_rhs} flops 131072
+// Both linear layers with their epilogues in the kernel: fc1 its bias and
+// GELU, fc2 its bias and the residual.
+// EXEC: exec.kernel "matmul"({{.*}}) {activation = "gelu", has_bias = true, transpose_rhs} flops 140288
+// EXEC: exec.kernel "matmul"({{.*}}) {has_addend = true, has_bias = true, transpose_rhs} flops 131584
 
 // PLAN: output 0 'y' f32 [4, 64]: {{.*}}: PASS
 

@@ -17,6 +17,7 @@
 
 #include "runtime/cuda/CublasLibrary.h"
 #include "runtime/cuda/kernels/CudaCommon.cuh"
+#include "runtime/cuda/kernels/ElementwiseOps.cuh"
 #include "runtime/cuda/kernels/KernelTables.h"
 
 #include <algorithm>
@@ -125,7 +126,80 @@ void runGemm(const Gemm &g, CudaContext &ctx) {
                     std::string(toString(g.dtype)));
 }
 
+/// out[i] = activation(out[i] + bias[i % n]) + addend[i] for f32: the
+/// epilogue braid-to-exec fuses into a matmul, after cuBLAS wrote the
+/// product into out (which overlaps none of the epilogue's inputs: checked
+/// before the GEMM).
+struct EpilogueOp {
+  using Unary = ew::Unary;
+  template <Unary K> using Fn = ew::UnaryFn<K>;
+  float *out;
+  const float *bias;
+  const float *addend;
+  int64_t n;
+  int activation; // -1 none, else a Unary
+  BRAID_HD void operator()(int64_t i) const {
+    float v = out[i];
+    if (bias)
+      v += bias[i % n];
+    switch (activation) {
+    case static_cast<int>(Unary::Gelu):
+      v = Fn<Unary::Gelu>::apply(v);
+      break;
+    case static_cast<int>(Unary::GeluTanh):
+      v = Fn<Unary::GeluTanh>::apply(v);
+      break;
+    case static_cast<int>(Unary::Silu):
+      v = Fn<Unary::Silu>::apply(v);
+      break;
+    case static_cast<int>(Unary::Relu):
+      v = Fn<Unary::Relu>::apply(v);
+      break;
+    default:
+      break;
+    }
+    if (addend)
+      v += addend[i];
+    out[i] = v;
+  }
+};
+
+void runMatmulProduct(const KernelArgs &args);
+
 void runMatmul(const KernelArgs &args) {
+  KernelAttrs attrs = args.attrs();
+  bool hasBias = attrs.getBool("has_bias"),
+       hasAddend = attrs.getBool("has_addend");
+  bool hasActivation = attrs.has("activation");
+  if (!hasBias && !hasAddend && !hasActivation)
+    return runMatmulProduct(args);
+  const TensorView &c = args.outputs[0];
+  const TensorView *bias = hasBias ? &args.inputs[2] : nullptr;
+  const TensorView *addend =
+      hasAddend ? &args.inputs[hasBias ? 3 : 2] : nullptr;
+  for (const TensorView *input : {&args.inputs[0], &args.inputs[1], bias,
+                                  addend})
+    if (input && c.overlaps(*input))
+      throw CudaError("matmul: the output of a matmul with an epilogue "
+                      "overlaps one of its inputs (braid-to-exec never "
+                      "plans that)");
+  int activation = -1;
+  if (hasActivation) {
+    const std::string &name = attrs.getString("activation");
+    using ew::Unary;
+    activation = static_cast<int>(name == "gelu"        ? Unary::Gelu
+                                  : name == "gelu_tanh" ? Unary::GeluTanh
+                                  : name == "silu"      ? Unary::Silu
+                                                        : Unary::Relu);
+  }
+  runMatmulProduct(args);
+  int64_t n = c.shape.back();
+  EpilogueOp op{c.as<float>(), bias ? bias->as<float>() : nullptr,
+                addend ? addend->as<float>() : nullptr, n, activation};
+  launchPointwise(op, c.numElements(), contextOf(args), "matmul epilogue");
+}
+
+void runMatmulProduct(const KernelArgs &args) {
   CudaContext &ctx = contextOf(args);
   KernelAttrs attrs = args.attrs();
   const TensorView &a = args.inputs[0], &b = args.inputs[1],
