@@ -15,8 +15,10 @@ a 156M LLaMA shape, at batch 1 x 128 tokens.
         [--threads 1,2] [--rounds 7] [--repeat 5] [--build build]
         [--json results.json]
 
-Each round runs `braid-run --repeat R` (one process: plan load, then R
-timed runs) and one onnxruntime process doing the same; a model's figure is
+Each round runs `braid-run --repeat R` (one process: plan load, untimed runs
+for 0.3 s, then R timed runs) and one onnxruntime process doing the same (a
+process's first tenth of a second at two threads runs slow on the 2-core
+test machine, whichever runtime it is); a model's figure is
 the median over rounds of each round's median run. Threads: onnxruntime's
 intra_op_num_threads; braid-run's --threads (the GEMM library's OpenMP
 threads and the runtime's own parallel loops; `braid-run --version` names
@@ -231,7 +233,13 @@ for i, info in enumerate(session.get_inputs()):
     with open(os.path.join(inputs, f"input_{i}.pb"), "rb") as f:
         t.ParseFromString(f.read())
     feed[info.name] = numpy_helper.to_array(t)
+# Warm up for 0.3 s, as braid_round does: a process's first tenth of a
+# second at two threads runs slow on this machine (15 ms a run of a 0.01 ms
+# model, measured), whichever runtime it is.
+warm_until = time.perf_counter() + 0.3
 session.run(None, feed)
+while time.perf_counter() < warm_until:
+    session.run(None, feed)
 times = []
 for _ in range(repeat):
     start = time.perf_counter()
@@ -241,11 +249,20 @@ print("ORT_TIMES " + json.dumps(times))
 """
 
 
-def braid_round(tools, plan, inputs, threads, repeat):
+WARM_SECONDS = 0.3
+
+
+def braid_round(tools, plan, inputs, threads, repeat, run_ms=None):
+    """One braid-run process: untimed runs for WARM_SECONDS (from `run_ms`,
+    the time of one run, when known; else one run), then `repeat` timed
+    ones. Returns the median timed run and the peak RSS."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    warm = 1
+    if run_ms:
+        warm = max(1, min(50000, int(WARM_SECONDS * 1e3 / max(run_ms, 1e-3))))
     out, rss = run_measured([tools["braid-run"], plan, "--inputs", inputs,
-                             "--repeat", str(repeat + 1), "--threads",
+                             "--repeat", str(repeat + warm), "--threads",
                              str(threads)], env)
     match = re.search(r"totals over \d+ runs \(ms\):([0-9. ]+)", out)
     if not match:
@@ -254,7 +271,7 @@ def braid_round(tools, plan, inputs, threads, repeat):
         if not match:
             fail(f"no run totals in braid-run's output:\n{out[-2000:]}")
     totals = [float(t) for t in match.group(1).split()]
-    return statistics.median(totals[1:] or totals), rss
+    return statistics.median(totals[warm:] or totals), rss
 
 
 def ort_round(python, model, inputs, threads, repeat):
@@ -328,7 +345,11 @@ def main():
         for t in threads:
             braid, ort_ = [], []
             for _ in range(args.rounds):
-                braid.append(braid_round(tools, plan, inputs, t, args.repeat))
+                if not braid:
+                    # A first process to learn how long a run takes.
+                    calibration = braid_round(tools, plan, inputs, t, 1)[0]
+                braid.append(braid_round(tools, plan, inputs, t, args.repeat,
+                                         calibration))
                 ort_.append(ort_round(python, onnx_path, inputs, t, args.repeat))
             row = {
                 "model": model, "threads": t,

@@ -6,14 +6,18 @@
 //
 // One kernel per `Kernel.op` the compiler emits (the braid compute op names
 // without the dialect prefix, plus `copy`). f32 matmul and grouped_matmul run
-// on OpenBLAS, f32 add/sub/mul/div, softmax, layer_norm and rms_norm are
+// on oneDNN (a matmul with a constant weight from a copy packed at load,
+// see `prepare`) or OpenBLAS, f32 add/sub/mul/div, softmax, layer_norm and rms_norm are
 // direct loops; every other op, and every other element type, goes through
 // an adapter that reads the arena into the reference kernels' ref::Tensor,
 // calls the reference kernel and writes the result back: correct first, fast
 // later.
 //
 // Attributes keep the op's argument names: gelu `tanh`; compare `kind`
-// (eq/ne/lt/le/gt/ge); matmul `transpose_lhs`, `transpose_rhs`;
+// (eq/ne/lt/le/gt/ge); matmul `transpose_lhs`, `transpose_rhs`, and the
+// epilogue braid-to-exec fuses in: `has_bias`, `has_addend` (inputs 2 and
+// 3 when set), `activation` (gelu, gelu_tanh, silu, relu), out =
+// activation(product + bias) + addend;
 // grouped_matmul `transpose_rhs`; reduce_* `dims`, `keep_dims`; softmax
 // `dim`; layer_norm / rms_norm `axis`, `epsilon`; rotary `interleaved`;
 // gather, scatter_add `axis`; transpose `permutation`; slice `static_offsets`,

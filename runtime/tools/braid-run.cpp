@@ -96,7 +96,8 @@ options:
                       mpirun started on this host; OMP_NUM_THREADS or
                       OPENBLAS_NUM_THREADS when set). The environment's
                       BRAID_CPU_GEMM=onednn|openblas picks the GEMM library
-                      among those built in (--version names the one used)
+                      among those built in (--version names the one used);
+                      BRAID_CPU_PACK=0 keeps constant weights unpacked
   --timeout-s S       longest wait for an event or a collective (default 300)
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
                       run and replay it (one launch per run; no per-op times)

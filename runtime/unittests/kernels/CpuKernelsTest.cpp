@@ -30,8 +30,11 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
 
 using namespace braid::rt;
@@ -66,8 +69,11 @@ public:
     return *this;
   }
 
-  /// Verifies and runs the CPU kernel; returns its outputs.
-  std::vector<Tensor> run() {
+  /// Verifies and runs the CPU kernel; returns its outputs. With
+  /// `constantInputs`, first lets the kernel prepare as an executor would
+  /// with those inputs constant, and `prepared` says whether it did.
+  std::vector<Tensor> run(const std::vector<bool> &constantInputs = {},
+                          bool *prepared = nullptr) {
     const KernelInfo *info = cpuKernels().lookup(kernel.op());
     if (!info)
       throw std::runtime_error("no CPU kernel " + kernel.op());
@@ -88,6 +94,18 @@ public:
     for (const auto &[dtype, shape] : outputs)
       args.outputs.push_back({dtype, shape, storage[k++].data()});
     cpuKernels().verify(*info, args);
+    std::map<std::string, std::shared_ptr<void>> shared;
+    PreparedKernel state;
+    if (!constantInputs.empty() && info->prepare) {
+      PrepareInputs given;
+      given.constant = constantInputs;
+      given.soleReader.assign(constantInputs.size(), false);
+      given.shared = &shared;
+      state = info->prepare(args, given);
+      args.prepared = state.state.get();
+    }
+    if (prepared)
+      *prepared = args.prepared != nullptr;
     info->run(args);
     std::vector<Tensor> results;
     for (const TensorView &view : args.outputs)
@@ -580,6 +598,72 @@ TEST(CpuKernelsTest, MatmulF32UsesBlasAndMatchesReference) {
   Tensor b = randomInts(DType::I64, {4, 2}, -5, 5);
   expectMatches(KernelCall("matmul").in(a).in(b).out(DType::I64, {3, 2}),
                 {ref::matmul(a, b, false, false)});
+}
+
+TEST(CpuKernelsTest, MatmulEpiloguesMatchTheReference) {
+  // out = activation(a b + bias) + addend, on the direct path and, above
+  // the packing threshold, on oneDNN's prepared one (bias and post-ops).
+  struct Case {
+    bool bias;
+    const char *activation;
+    bool addend;
+  };
+  const Case cases[] = {{true, "", false},         {true, "gelu_tanh", false},
+                        {true, "gelu", false},     {false, "silu", false},
+                        {true, "relu", false},     {false, "", true},
+                        {true, "", true},          {true, "gelu_tanh", true}};
+  auto kindOf = [](const std::string &name) {
+    return name == "gelu"        ? ref::UnaryKind::Gelu
+           : name == "gelu_tanh" ? ref::UnaryKind::GeluTanh
+           : name == "silu"      ? ref::UnaryKind::Silu
+                                 : ref::UnaryKind::Relu;
+  };
+  for (bool large : {false, true})
+    for (bool transposed : {false, true})
+      for (const Case &c : cases) {
+        Shape aShape = large ? Shape{4, 16, 256} : Shape{2, 3, 16};
+        int64_t k = aShape.back(), n = large ? 160 : 24;
+        Tensor a = randomFloats(DType::F32, aShape);
+        Tensor b = randomFloats(DType::F32, transposed ? Shape{n, k}
+                                                       : Shape{k, n});
+        Tensor expected = ref::matmul(a, b, false, transposed);
+        KernelCall call("matmul");
+        setBool(call.kernel, "transpose_rhs", transposed);
+        call.in(a).in(b);
+        std::string what = std::string("matmul ") + (c.bias ? "bias " : "") +
+                           c.activation + (c.addend ? " addend" : "") +
+                           (large ? " large" : "") +
+                           (transposed ? " transposed" : "");
+        if (c.bias) {
+          // [N] or [1, N]: both are the columns.
+          Tensor bias = randomFloats(DType::F32, transposed ? Shape{1, n}
+                                                            : Shape{n});
+          setBool(call.kernel, "has_bias", true);
+          call.in(bias);
+          expected = ref::binary(ref::BinaryKind::Add, expected, bias);
+        }
+        if (*c.activation) {
+          setString(call.kernel, "activation", c.activation);
+          expected = ref::unary(kindOf(c.activation), expected);
+        }
+        if (c.addend) {
+          Tensor addend = randomFloats(DType::F32, expected.shape);
+          setBool(call.kernel, "has_addend", true);
+          call.in(addend);
+          expected = ref::binary(ref::BinaryKind::Add, expected, addend);
+        }
+        call.out(DType::F32, expected.shape);
+        expectMatches(call.run()[0], expected, kF32Tolerance, what);
+        std::vector<bool> constant(call.inputs.size(), false);
+        constant[1] = true;
+        bool prepared = false;
+        expectMatches(call.run(constant, &prepared)[0], expected,
+                      kF32Tolerance, what + " prepared");
+        // The products above 4 MFLOP are packed wherever oneDNN is the GEMM.
+        if (cpuGemmLibrary().rfind("oneDNN", 0) == 0 &&
+            !std::getenv("BRAID_CPU_PACK"))
+          EXPECT_EQ(prepared, large) << what;
+      }
 }
 
 TEST(CpuKernelsTest, GroupedMatmul) {
@@ -1104,6 +1188,35 @@ TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
   setInts(reduce.kernel, "dims", {1, 1});
   EXPECT_THAT(error(reduce.in(x).out(DType::F32, {2})),
               testing::HasSubstr("reduced twice"));
+  // Matmul epilogues: operands that has_bias / has_addend do not account
+  // for, a bias that is not the product's columns, an addend of another
+  // shape, an unknown activation, an epilogue on f16.
+  Tensor w = randomFloats(DType::F32, {3, 4});
+  KernelCall noBias("matmul");
+  setBool(noBias.kernel, "has_bias", true);
+  EXPECT_THAT(error(noBias.in(x).in(w).out(DType::F32, {2, 4})),
+              testing::HasSubstr("has 2 inputs, but has_bias and has_addend "
+                                 "call for 3"));
+  KernelCall rowBias("matmul");
+  setBool(rowBias.kernel, "has_bias", true);
+  EXPECT_THAT(error(rowBias.in(x).in(w).in(randomFloats(DType::F32, {2, 1}))
+                        .out(DType::F32, {2, 4})),
+              testing::HasSubstr("must hold the 4 columns of the product"));
+  KernelCall badAddend("matmul");
+  setBool(badAddend.kernel, "has_addend", true);
+  EXPECT_THAT(error(badAddend.in(x).in(w).in(randomFloats(DType::F32, {4}))
+                        .out(DType::F32, {2, 4})),
+              testing::HasSubstr("addend must have shape [2, 4]"));
+  KernelCall swish("matmul");
+  setString(swish.kernel, "activation", "swish");
+  EXPECT_THAT(error(swish.in(x).in(w).out(DType::F32, {2, 4})),
+              testing::HasSubstr("activation 'swish' is not one of"));
+  KernelCall half("matmul");
+  setString(half.kernel, "activation", "relu");
+  EXPECT_THAT(error(half.in(randomFloats(DType::F16, {2, 3}))
+                        .in(randomFloats(DType::F16, {3, 4}))
+                        .out(DType::F16, {2, 4})),
+              testing::HasSubstr("needs f32 operands"));
   KernelCall attention("attention");
   setFloat(attention.kernel, "scale", 1);
   setBool(attention.kernel, "has_mask", true);
