@@ -407,19 +407,20 @@ TEST(ExecutorTest, PreparedMatmulsMatchAndReleaseOnlyWeightsNothingElseReads) {
   // [40, 4096], read transposed by two matmuls, shares one packed copy;
   // shared [600, 40] is also read by an add, so it stays; written [40, 600]
   // is overwritten by a kernel before its matmul reads it, so it is not
-  // constant and must be read as the kernel left it.
+  // constant and must be read as the kernel left it. 48 rows: every product
+  // is above the 4 MFLOP packing threshold.
   PlanBuilder p({"tp"}, {1});
-  uint32_t x = p.buffer(DType::F32, {2, 3, 4096});
+  uint32_t x = p.buffer(DType::F32, {2, 24, 4096});
   uint32_t big = p.buffer(DType::F32, {4096, 600});
   uint32_t tied = p.buffer(DType::F32, {40, 4096});
   uint32_t shared = p.buffer(DType::F32, {600, 40});
   uint32_t written = p.buffer(DType::F32, {40, 600});
-  uint32_t h = p.buffer(DType::F32, {2, 3, 600});
-  uint32_t a = p.buffer(DType::F32, {2, 3, 40});
-  uint32_t b = p.buffer(DType::F32, {2, 3, 40});
-  uint32_t c = p.buffer(DType::F32, {2, 3, 40});
+  uint32_t h = p.buffer(DType::F32, {2, 24, 600});
+  uint32_t a = p.buffer(DType::F32, {2, 24, 40});
+  uint32_t b = p.buffer(DType::F32, {2, 24, 40});
+  uint32_t c = p.buffer(DType::F32, {2, 24, 40});
   uint32_t sum = p.buffer(DType::F32, {600, 40});
-  uint32_t d = p.buffer(DType::F32, {2, 3, 600});
+  uint32_t d = p.buffer(DType::F32, {2, 24, 600});
   p.input("x", x);
   p.weight("big", big, {4096, 600});
   p.weight("tied", tied, {40, 4096});
@@ -439,7 +440,7 @@ TEST(ExecutorTest, PreparedMatmulsMatchAndReleaseOnlyWeightsNothingElseReads) {
                      tiedValues = randomValues(40 * 4096, 41),
                      sharedValues = randomValues(600 * 40, 42),
                      writtenValues = randomValues(40 * 600, 43),
-                     xValues = randomValues(2 * 3 * 4096, 44);
+                     xValues = randomValues(2 * 24 * 4096, 44);
   auto bytesOf = [](const std::vector<float> &values) {
     std::vector<uint8_t> bytes(values.size() * 4);
     std::memcpy(bytes.data(), values.data(), bytes.size());
@@ -474,7 +475,7 @@ TEST(ExecutorTest, PreparedMatmulsMatchAndReleaseOnlyWeightsNothingElseReads) {
                                tensorOf({40, 600}, writtenValues),
                                tensorOf({40, 600}, writtenValues));
   squared = ref::binary(ref::BinaryKind::Mul, squared, squared);
-  Tensor expectedB = ref::matmul(tensorOf({2, 3, 4096}, xValues),
+  Tensor expectedB = ref::matmul(tensorOf({2, 24, 4096}, xValues),
                                  tensorOf({40, 4096}, tiedValues), false, true);
   EXPECT_LT(relativeError(read(plain->output("out" + std::to_string(d))),
                           ref::matmul(expectedB, squared, false, false)),
