@@ -661,8 +661,9 @@ TEST(CpuKernelsTest, MatmulEpiloguesMatchTheReference) {
                       kF32Tolerance, what + " prepared");
         // The products above 4 MFLOP are packed wherever oneDNN is the GEMM.
         if (cpuGemmLibrary().rfind("oneDNN", 0) == 0 &&
-            !std::getenv("BRAID_CPU_PACK"))
+            !std::getenv("BRAID_CPU_PACK")) {
           EXPECT_EQ(prepared, large) << what;
+        }
       }
 }
 
