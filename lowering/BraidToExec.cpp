@@ -282,7 +282,6 @@ void Lowering::fuseEpilogues() {
     Epilogue epilogue;
     epilogue.result = matmul.getResult();
     size_t next = i + 1;
-    SmallVector<Value> intermediates;
     int64_t columns = matmul.getType().getShape().back();
     for (; next < program.size(); ++next) {
       const Instruction &candidate = program[next];
@@ -301,18 +300,17 @@ void Lowering::fuseEpilogues() {
           *value.getUsers().begin() != candidate.op ||
           !joinEpilogue(candidate.op, value, epilogue))
         break;
-      intermediates.append(chain.begin(), chain.end());
+      // The intermediate values get no buffer.
+      gone.insert(chain.begin(), chain.end());
       epilogue.flops += cast<CostOpInterface>(candidate.op).getFlops();
       epilogue.result = candidate.op->getResult(0);
     }
-    if (intermediates.empty())
+    if (epilogue.result == matmul.getResult())
       continue;
-    gone.insert(intermediates.begin(), intermediates.end());
     epilogues[matmul] = epilogue;
     i = next - 1;
   }
   program = std::move(fused);
-  // The intermediate values get no buffer.
   llvm::erase_if(values, [&](Value value) { return gone.contains(value); });
 }
 
@@ -436,7 +434,8 @@ int64_t Lowering::allocate() {
 FailureOr<int64_t> Lowering::run() {
   if (failed(linearize(main.getBody().front(), AsyncOp::getMainStream())))
     return failure();
-  int64_t arena = 0;
+  computeLiveRanges();
+  int64_t arena = allocate();
   if (fuse) {
     // Fusion drops buffers and shortens lifetimes, but first fit over the
     // new lifetimes can still pack worse (a LLaMA ZeRO-3 training step:
@@ -445,25 +444,22 @@ FailureOr<int64_t> Lowering::run() {
     // arena is no larger.
     std::vector<Instruction> unfusedProgram = program;
     SmallVector<Value> unfusedValues = values;
-    computeLiveRanges();
-    int64_t unfused = allocate();
+    auto unfusedRanges = std::move(ranges);
+    auto unfusedOffsets = std::move(offsets);
     ranges.clear();
     offsets.clear();
     fuseEpilogues();
     computeLiveRanges();
-    arena = allocate();
-    if (arena > unfused) {
+    int64_t fused = allocate();
+    if (fused <= arena) {
+      arena = fused;
+    } else {
       program = std::move(unfusedProgram);
       values = std::move(unfusedValues);
+      ranges = std::move(unfusedRanges);
+      offsets = std::move(unfusedOffsets);
       epilogues.clear();
-      ranges.clear();
-      offsets.clear();
-      computeLiveRanges();
-      arena = allocate();
     }
-  } else {
-    computeLiveRanges();
-    arena = allocate();
   }
   if (failed(emit(arena)))
     return failure();
@@ -636,12 +632,15 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
       }
       indices.push_back(sb.getArrayAttr(entry));
     }
+    auto found = epilogues.find(op);
+    const Epilogue *epilogue =
+        found == epilogues.end() ? nullptr : &found->second;
     // A fused matmul reads its addend and writes its result as [..., N]
     // products even where reshapes between the fused ops gave them
     // another shape: a buffer of the product's type at the same place.
     auto asProduct = [&](Value value) -> Attribute {
       auto product = cast<RankedTensorType>(op->getResult(0).getType());
-      if (value.getType() == product || !epilogues.count(op))
+      if (value.getType() == product)
         return bufferOf(value);
       std::string name = "b" + std::to_string(buffers.size() + extraBuffers++);
       OpBuilder::InsertionGuard guard(b);
@@ -651,29 +650,27 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
                              TypeAttr::get(product));
       return FlatSymbolRefAttr::get(b.getContext(), name);
     };
-    if (auto it = epilogues.find(op);
-        it != epilogues.end() && it->second.addend)
-      inputs.back() = asProduct(it->second.addend);
+    if (epilogue && epilogue->addend)
+      inputs.back() = asProduct(epilogue->addend);
     for (Value result : outputsOf(op))
-      outputs.push_back(asProduct(result));
+      outputs.push_back(epilogue ? asProduct(result) : bufferOf(result));
     auto cost = cast<CostOpInterface>(op);
     DictionaryAttr attrs = kernelAttrs(op, sb);
     int64_t flops = cost.getFlops(), bytes = cost.getMinBytes();
-    if (auto it = epilogues.find(op); it != epilogues.end()) {
-      const Epilogue &epilogue = it->second;
+    if (epilogue) {
       SmallVector<NamedAttribute> all(attrs.getValue());
-      if (epilogue.bias)
+      if (epilogue->bias)
         all.push_back(sb.getNamedAttr("has_bias", sb.getBoolAttr(true)));
-      if (epilogue.addend)
+      if (epilogue->addend)
         all.push_back(sb.getNamedAttr("has_addend", sb.getBoolAttr(true)));
-      if (!epilogue.activation.empty())
-        all.push_back(sb.getNamedAttr(
-            "activation", sb.getStringAttr(epilogue.activation)));
+      if (!epilogue->activation.empty())
+        all.push_back(sb.getNamedAttr("activation",
+                                      sb.getStringAttr(epilogue->activation)));
       attrs = sb.getDictionaryAttr(all);
-      flops += epilogue.flops;
+      flops += epilogue->flops;
       // The product is written once, as the result; the bias and the addend
       // are read.
-      for (Value extra : {epilogue.bias, epilogue.addend})
+      for (Value extra : {epilogue->bias, epilogue->addend})
         if (extra)
           bytes += bytesOf(extra);
     }

@@ -186,12 +186,12 @@ void Executor::prepareKernels() {
       ::madvise(arena_ + begin, end - begin, MADV_DONTNEED);
   };
   // `sole`: the input of this instruction that is its weight's only read.
-  auto prepare = [&](PlanStep &step, bool constants, int sole) {
-    if (!step.kernel->prepare || copied.count(&step))
+  auto prepare = [&](PlanStep &step, int sole) {
+    if (copied.count(&step))
       return;
     PrepareInputs inputs;
     for (size_t i = 0; i < step.args.inputs.size(); ++i) {
-      inputs.constant.push_back(constants && isConstant(step.args.inputs[i]));
+      inputs.constant.push_back(isConstant(step.args.inputs[i]));
       inputs.soleReader.push_back(inputs.constant[i] &&
                                   static_cast<int>(i) == sole);
     }
@@ -225,19 +225,15 @@ void Executor::prepareKernels() {
       continue;
     bool allCopied = true;
     for (const Read *read : readers) {
-      prepare(*read->step, /*constants=*/true,
+      prepare(*read->step,
               readers.size() == 1 ? static_cast<int>(read->input) : -1);
       allCopied = allCopied && copied[read->step][read->input];
     }
     if (allCopied)
       release(arena_ + weight.begin, weight.end - weight.begin);
   }
-  // The rest, with no input offered as constant: a copy of a weight that
-  // stays in the arena would only add memory.
-  for (std::vector<PlanStep> &stream : steps_)
-    for (PlanStep &step : stream)
-      if (step.kind == StepKind::Kernel)
-        prepare(step, /*constants=*/false, /*sole=*/-1);
+  // Nothing else is prepared: a copy of a weight that stays in the arena
+  // would only add memory.
 }
 
 TensorView Executor::buffer(uint32_t id) const {

@@ -138,8 +138,10 @@ struct PreparedKernel {
   std::vector<bool> copied;
 };
 
-/// Called once per instruction after the weights are in the arena (args
-/// with data), before the first run; throws like a kernel on failure.
+/// Called after the weights are in the arena (args with data), before the
+/// first run, once for each instruction that reads a weight or constant
+/// whose every reader has a `prepare` (the others run unprepared); throws
+/// like a kernel on failure.
 using KernelPrepareFn = PreparedKernel (*)(const KernelArgs &,
                                            const PrepareInputs &);
 
@@ -156,7 +158,8 @@ struct KernelInfo {
   std::vector<AttrSpec> attrs;
   KernelCheckFn check = nullptr;
   KernelRunFn run = nullptr;
-  /// Optional: work done once per instruction when a plan is loaded.
+  /// Optional: work done once per instruction when a plan is loaded (see
+  /// KernelPrepareFn for which instructions).
   KernelPrepareFn prepare = nullptr;
 };
 

@@ -188,20 +188,18 @@ MatmulShape matmulShape(const TensorView &a, const TensorView &b,
 /// gelu, gelu_tanh, silu or relu. Throws PlanError for anything else.
 cpu::MatmulEpilogue matmulEpilogue(const KernelArgs &args) {
   KernelAttrs attrs = args.attrs();
-  cpu::MatmulEpilogue epilogue;
-  size_t next = 2;
-  if (attrs.getBool("has_bias"))
-    epilogue.bias = next < args.inputs.size() ? &args.inputs[next++] : nullptr;
-  if (attrs.getBool("has_addend"))
-    epilogue.addend =
-        next < args.inputs.size() ? &args.inputs[next++] : nullptr;
-  if (next != args.inputs.size() ||
-      (attrs.getBool("has_bias") && !epilogue.bias) ||
-      (attrs.getBool("has_addend") && !epilogue.addend))
+  bool hasBias = attrs.getBool("has_bias"),
+       hasAddend = attrs.getBool("has_addend");
+  size_t wanted = 2 + hasBias + hasAddend;
+  if (args.inputs.size() != wanted)
     fail("has " + std::to_string(args.inputs.size()) +
          " inputs, but has_bias and has_addend call for " +
-         std::to_string(2 + attrs.getBool("has_bias") +
-                        attrs.getBool("has_addend")));
+         std::to_string(wanted));
+  cpu::MatmulEpilogue epilogue;
+  if (hasBias)
+    epilogue.bias = &args.inputs[2];
+  if (hasAddend)
+    epilogue.addend = &args.inputs[wanted - 1];
   if (attrs.has("activation")) {
     const std::string &name = attrs.getString("activation");
     if (name == "gelu")

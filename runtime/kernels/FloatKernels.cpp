@@ -207,8 +207,9 @@ void gemm(bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
 } // namespace
 
 namespace {
-/// rows x n products at `product` through the epilogue into `out` (which
-/// may be `product`), row by row: bias, activation, addend in one pass.
+/// rows x n products at `product` through the (non-empty) epilogue into
+/// `out` (which may be `product`), row by row: bias, activation, addend in
+/// one pass.
 void applyEpilogue(const float *product, float *out, int64_t rows, int64_t n,
                    const MatmulEpilogue &epilogue) {
   const float *bias = epilogue.bias ? epilogue.bias->as<float>() : nullptr;
@@ -237,10 +238,7 @@ void applyEpilogue(const float *product, float *out, int64_t rows, int64_t n,
         const float *add = addend + r * n;
         for (int64_t j = 0; j < n; ++j)
           to[j] = from[j] + add[j];
-        from = to;
       }
-      if (from != to)
-        std::memcpy(to, from, static_cast<size_t>(n) * sizeof(float));
     }
   });
 }
@@ -305,14 +303,11 @@ struct PackedWeight {
   dnnl::memory memory;
 };
 
-/// A matmul primitive made for one instruction's shapes, reading its packed
-/// weight; its operands are the instruction's arena tensors, fixed at load.
+/// A matmul primitive made for one instruction's shapes and its arguments:
+/// the instruction's arena tensors, fixed at load, and the packed weight
+/// (the memory handles keep it alive).
 struct PackedMatmul {
   dnnl::matmul primitive;
-  dnnl::memory src, dst;
-  std::shared_ptr<PackedWeight> weight;
-  /// Every argument of the primitive (source, packed weight, destination,
-  /// bias, the addend's post-op).
   std::unordered_map<int, dnnl::memory> args;
 };
 
@@ -491,20 +486,19 @@ prepareMatmulF32(const TensorView &a, const TensorView &b, bool transposeA,
     dnnl::primitive_attr attr = epilogueAttr(epilogue, dst);
     dnnl::matmul::primitive_desc desc =
         matmulDesc(src, wanted, biasDesc, dst, attr);
-    if (!weight) {
+    bool pack = !weight;
+    if (pack) {
       weight = std::make_shared<PackedWeight>();
       weight->desc = desc.weights_desc();
       weight->memory = memory(weight->desc, cpuEngine());
-      packWeight(stored, b, transposeB, *weight, release);
-      shared[key] = weight;
     }
+    // Everything that can fail is made before the weight is packed: packing
+    // may release the arena's copy, after which sgemm has nothing to read.
     auto prepared = std::make_shared<PackedMatmul>();
     prepared->primitive = dnnl::matmul(desc);
-    prepared->src = memory(src, cpuEngine(), a.data);
-    prepared->dst = memory(dst, cpuEngine(), out.data);
-    prepared->args = {{DNNL_ARG_SRC, prepared->src},
+    prepared->args = {{DNNL_ARG_SRC, memory(src, cpuEngine(), a.data)},
                       {DNNL_ARG_WEIGHTS, weight->memory},
-                      {DNNL_ARG_DST, prepared->dst}};
+                      {DNNL_ARG_DST, memory(dst, cpuEngine(), out.data)}};
     if (epilogue.bias)
       prepared->args[DNNL_ARG_BIAS] =
           memory(biasDesc, cpuEngine(), epilogue.bias->data);
@@ -513,7 +507,10 @@ prepareMatmulF32(const TensorView &a, const TensorView &b, bool transposeA,
                                                                         : 0) |
                      DNNL_ARG_SRC_1] =
           memory(dst, cpuEngine(), epilogue.addend->data);
-    prepared->weight = std::move(weight);
+    if (pack) {
+      packWeight(stored, b, transposeB, *weight, release);
+      shared[key] = weight;
+    }
     return prepared;
   } catch (const dnnl::error &) {
     // No primitive for these shapes or this layout: sgemm on the arena's
