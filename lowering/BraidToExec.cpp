@@ -265,10 +265,24 @@ static bool joinEpilogue(Operation *next, Value value, Epilogue &epilogue) {
   return !epilogue.activation.empty();
 }
 
+/// The value `value` is a view of: through reshapes to the op that made it.
+static Value viewedValue(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
 void Lowering::fuseEpilogues() {
+  llvm::DenseMap<Operation *, size_t> position;
+  for (auto [index, inst] : llvm::enumerate(program))
+    if (inst.op)
+      position[inst.op] = index;
+  std::vector<bool> absorbed(program.size(), false);
   std::vector<Instruction> fused;
   llvm::DenseSet<Value> gone;
   for (size_t i = 0; i < program.size(); ++i) {
+    if (absorbed[i])
+      continue;
     fused.push_back(program[i]);
     const Instruction &inst = program[i];
     auto matmul = inst.kind == Instruction::Compute
@@ -276,15 +290,27 @@ void Lowering::fuseEpilogues() {
                       : MatmulOp();
     if (!matmul || !matmul.getType().getElementType().isF32())
       continue;
-    // The ops that directly follow on the same stream, each the only user
-    // of the previous one's result (so no one else needs the intermediate
-    // values, and nothing runs between them).
+    // Each fused op is the only user of the previous one's result (so no
+    // one else needs the intermediate values) and runs later on the same
+    // stream with only compute on that stream in between (no event); it
+    // moves up to the matmul, so its other operand must exist there: made
+    // before the matmul, or not by an instruction at all.
     Epilogue epilogue;
     epilogue.result = matmul.getResult();
-    size_t next = i + 1;
     int64_t columns = matmul.getType().getShape().back();
-    for (; next < program.size(); ++next) {
-      const Instruction &candidate = program[next];
+    auto canMoveUp = [&](size_t to) {
+      for (size_t k = i + 1; k < to; ++k)
+        if (!absorbed[k] && (program[k].kind != Instruction::Compute ||
+                             program[k].stream != inst.stream))
+          return false;
+      return true;
+    };
+    auto existsAtMatmul = [&](Value operand) {
+      Operation *def = viewedValue(operand).getDefiningOp();
+      auto it = def ? position.find(def) : position.end();
+      return it == position.end() || it->second < i;
+    };
+    while (true) {
       // Through reshapes that keep the rows (they only alias).
       SmallVector<Value> chain{epilogue.result};
       while (chain.back().hasOneUse())
@@ -295,20 +321,29 @@ void Lowering::fuseEpilogues() {
         else
           break;
       Value value = chain.back();
-      if (candidate.kind != Instruction::Compute ||
-          candidate.stream != inst.stream || !value.hasOneUse() ||
-          *value.getUsers().begin() != candidate.op ||
-          !joinEpilogue(candidate.op, value, epilogue))
+      if (!value.hasOneUse())
         break;
+      Operation *user = *value.getUsers().begin();
+      auto at = position.find(user);
+      if (at == position.end() || at->second <= i || !canMoveUp(at->second))
+        break;
+      Epilogue joined = epilogue;
+      if (!joinEpilogue(user, value, joined))
+        break;
+      Value other = joined.addend != epilogue.addend ? joined.addend
+                    : joined.bias != epilogue.bias   ? joined.bias
+                                                     : Value();
+      if (other && !existsAtMatmul(other))
+        break;
+      epilogue = joined;
+      absorbed[at->second] = true;
       // The intermediate values get no buffer.
       gone.insert(chain.begin(), chain.end());
-      epilogue.flops += cast<CostOpInterface>(candidate.op).getFlops();
-      epilogue.result = candidate.op->getResult(0);
+      epilogue.flops += cast<CostOpInterface>(user).getFlops();
+      epilogue.result = user->getResult(0);
     }
-    if (epilogue.result == matmul.getResult())
-      continue;
-    epilogues[matmul] = epilogue;
-    i = next - 1;
+    if (epilogue.result != matmul.getResult())
+      epilogues[matmul] = epilogue;
   }
   program = std::move(fused);
   llvm::erase_if(values, [&](Value value) { return gone.contains(value); });

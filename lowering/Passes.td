@@ -22,11 +22,12 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
       where the async starts; `braid.await` waits for an event recorded when
       the region ends.
     * with `fuse-epilogues` (the default), an f32 `braid.matmul` takes in
-      the ops that directly follow it on its stream, each the only user of
-      the one before: a bias add (an operand of the product's last
-      dimension, broadcast over the rows), then an activation (`gelu`,
-      `silu`, `relu`), then a residual add (an operand of the product's
-      shape). The matmul kernel gets them as inputs and attributes
+      the ops that follow it on its stream, each the only user of the one
+      before, with only compute on that stream between (no event) and its
+      other operand made before the matmul (the op moves up to it): a bias
+      add (an operand of the product's last dimension, broadcast over the
+      rows), then an activation (`gelu`, `silu`, `relu`), then a residual
+      add (an operand of the product's shape). The matmul kernel gets them as inputs and attributes
       (`has_bias`, `activation`, `has_addend`: out = activation(product +
       bias) + addend), the intermediate values get no buffer, and the
       product is written to memory once. Fusion is kept only when the

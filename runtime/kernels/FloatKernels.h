@@ -77,8 +77,7 @@ void binaryF32(ref::BinaryKind kind, const TensorView &a, const TensorView &b,
                const TensorView &out);
 
 /// An elementwise function, each element as the reference computes it,
-/// except tanh, exp, sigmoid and silu (tanhF32 and the others below: within
-/// 4 ulp of the correctly rounded result).
+/// except tanh, exp, sigmoid, silu and the GELUs (approximateF32 below).
 void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out);
 
 /// reduce_sum / reduce_mean / reduce_max over `dims`, accumulating in double
@@ -99,6 +98,8 @@ void attentionF32(const TensorView &q, const TensorView &k, const TensorView &v,
 void softmaxF32(const TensorView &x, int64_t dim, const TensorView &out);
 
 /// Layer normalization over dimensions [axis, rank); `beta` may be null.
+/// Both normalizations compute in float (statistics in sixteen lanes:
+/// normRowsHere in FloatMath.h), within 1e-5 of the reference.
 void layerNormF32(const TensorView &x, const TensorView &gamma,
                   const TensorView *beta, int64_t axis, double epsilon,
                   const TensorView &out);
@@ -127,31 +128,50 @@ bool castDirect(const TensorView &x, const TensorView &out);
 bool selectDirect(const TensorView &condition, const TensorView &whenTrue,
                   const TensorView &whenFalse, const TensorView &out);
 
-/// What the f32 unary kernel computes for tanh, exp, sigmoid and silu:
-/// vectorized float approximations within 4 ulp of the correctly rounded
-/// result where it is a normal float (not the reference's double, rounded
-/// once, bit for bit); and tanh-GELU, x sigmoid(2u), and exact GELU, x
+/// What the f32 unary kernel computes for `kind` (tanh, exp, sigmoid, silu,
+/// gelu, gelu_tanh; throws std::logic_error for the others) at x, in the
+/// AVX-512 copy when `avx512` and hasAvx512(): vectorized float
+/// approximations, tanh, exp, sigmoid and silu within 4 ulp of the correctly
+/// rounded result where it is a normal float (not the reference's double,
+/// rounded once, bit for bit); tanh-GELU, x sigmoid(2u), and exact GELU, x
 /// erfc(-x / sqrt 2) / 2, within 2e-5 and 3e-5 relative where the result is
-/// a normal float; exposed for their accuracy tests.
-float tanhF32(float x);
-float expF32(float x);
-float sigmoidF32(float x);
-float siluF32(float x);
-float geluTanhF32(float x);
-float geluF32(float x);
+/// a normal float. Exposed for their accuracy tests.
+float approximateF32(ref::UnaryKind kind, float x, bool avx512);
 
 /// Whether this build has the AVX-512 copy of the float approximations and
-/// the CPU can run it.
+/// the CPU can run it (AVX-512F and FMA).
 bool hasAvx512();
 /// tanh, exp, sigmoid, silu and both GELUs over `count` floats, with the
 /// AVX-512 copy when `avx512` and hasAvx512(), else the baseline one;
-/// false, nothing written, for the other kinds. The copies give the same
-/// bits (tested).
+/// false, nothing written, for the other kinds. The AVX-512 copy uses fused
+/// multiply-adds: within a few ulp of the baseline's bits, and as accurate
+/// (both tested).
 bool mapFloatUnary(ref::UnaryKind kind, const float *x, float *y, int64_t count,
                    bool avx512);
 /// The AVX-512 copy (FloatKernelsAvx512.cpp); call only where hasAvx512().
 bool mapFloatUnaryAvx512(ref::UnaryKind kind, const float *x, float *y,
                          int64_t count);
+/// Layer normalization (`centered`; `beta` may be null) or RMS
+/// normalization of `rows` rows of `size` floats from x into y (which may be
+/// x), over the kernel threads, with the AVX-512 copy when `avx512` and
+/// hasAvx512(), else the baseline one.
+void normRows(const float *x, const float *gamma, const float *beta, float *y,
+              int64_t rows, int64_t size, double epsilon, bool centered,
+              bool avx512);
+/// softmaxScoresRowHere (FloatMath.h), attention's softmax of one row of
+/// scores, in the AVX-512 copy; call only where hasAvx512().
+void softmaxScoresRowAvx512(float *row, int64_t sk, int64_t limit, float scale,
+                            const TensorView *mask, int64_t maskRow,
+                            int64_t maskStep);
+/// smallProductHere (FloatMath.h), c[m, n] = a[m, k] b[k, n] without a GEMM
+/// library call, in the AVX-512 copy; call only where hasAvx512().
+void smallProductAvx512(const float *a, const float *b, float *c, int64_t m,
+                        int64_t n, int64_t k);
+/// normRowsHere (FloatMath.h) in the AVX-512 copy; call only where
+/// hasAvx512().
+void normRowsAvx512(const float *x, const float *gamma, const float *beta,
+                    float *y, int64_t rows, int64_t size, double epsilon,
+                    bool centered);
 
 } // namespace braid::rt::cpu
 

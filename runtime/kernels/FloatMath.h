@@ -256,6 +256,154 @@ bool mapFloatUnaryHere(ref::UnaryKind kind, const float *x, float *y,
   }
 }
 
+/// Sixteen running float sums of `f(x[i])` over a row, lane i % 16 taking
+/// element i, then added pairwise: sixteen independent sums let the loop
+/// vectorize, which one sum (ordered float adds) does not, and the order
+/// does not depend on the vector width.
+template <typename F> float laneSum(const float *x, int64_t size, F f) {
+  constexpr int64_t kLanes = 16;
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= size; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += f(x[i + l]);
+  for (int64_t l = 0; i + l < size; ++l)
+    lanes[l] += f(x[i + l]);
+  // Pairwise, in float: sixteen dependent double adds cost more than the
+  // whole row's pass at size 64.
+  for (int64_t width = kLanes / 2; width > 0; width /= 2)
+    for (int64_t l = 0; l < width; ++l)
+      lanes[l] += lanes[l + width];
+  return lanes[0];
+}
+
+/// Layer normalization (`centered`: mean and variance, then gamma and the
+/// optional beta) or RMS normalization (mean square, then gamma) of `rows`
+/// rows of `size` floats from x into y (which may be x), in float: the
+/// statistics by laneSum (two passes for the variance, about the mean), the
+/// scale 1 / sqrt(. + epsilon) in double, the output (x - mean) scale
+/// gamma + beta in one vectorized pass.
+void normRowsHere(const float *x, const float *gamma, const float *beta,
+                  float *y, int64_t rows, int64_t size, double epsilon,
+                  bool centered) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *in = x + r * size;
+    float *out = y + r * size;
+    float mean = 0;
+    float moment;
+    if (centered) {
+      mean = static_cast<float>(
+          static_cast<double>(laneSum(in, size, [](float v) { return v; })) /
+          static_cast<double>(size));
+      moment = laneSum(in, size, [mean](float v) {
+        float d = v - mean;
+        return d * d;
+      });
+    } else {
+      moment = laneSum(in, size, [](float v) { return v * v; });
+    }
+    auto scale = static_cast<float>(
+        1.0 / std::sqrt(moment / static_cast<double>(size) + epsilon));
+    if (beta) {
+#pragma omp simd
+      for (int64_t j = 0; j < size; ++j)
+        out[j] = (in[j] - mean) * scale * gamma[j] + beta[j];
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < size; ++j)
+        out[j] = (in[j] - mean) * scale * gamma[j];
+    }
+  }
+}
+
+/// The largest of x[0, size) (-inf for none), in sixteen lanes as laneSum
+/// (a NaN is passed over, as a compare-and-select passes it).
+inline float laneMax(const float *x, int64_t size) {
+  constexpr int64_t kLanes = 16;
+  float lanes[kLanes];
+  std::fill(lanes, lanes + kLanes, -INFINITY);
+  int64_t i = 0;
+  for (; i + kLanes <= size; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
+  for (int64_t l = 0; i + l < size; ++l)
+    lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
+  for (int64_t width = kLanes / 2; width > 0; width /= 2)
+    for (int64_t l = 0; l < width; ++l)
+      lanes[l] = lanes[l + width] > lanes[l] ? lanes[l + width] : lanes[l];
+  return lanes[0];
+}
+
+/// One query row of scaled, masked scores -> softmax weights, in place, in
+/// float: the weights past `limit` (the causal bound) are 0; a row with
+/// nothing kept is all 0, as the reference gives. The mask's row is at
+/// `maskRow`, walked with `maskStep` (1, or 0 for one broadcast element).
+void softmaxScoresRowHere(float *row, int64_t sk, int64_t limit, float scale,
+                          const TensorView *mask, int64_t maskRow,
+                          int64_t maskStep) {
+  if (!mask) {
+#pragma omp simd
+    for (int64_t j = 0; j < limit; ++j)
+      row[j] *= scale;
+  } else if (mask->dtype == DType::I1) {
+    const uint8_t *keep = mask->as<uint8_t>() + maskRow;
+    for (int64_t j = 0; j < limit; ++j)
+      row[j] = keep[j * maskStep] ? row[j] * scale : -INFINITY;
+  } else {
+    // An additive mask less its row maximum (softmax is the same for any
+    // shift of a row): a row padded out with -1e9 everywhere would lose the
+    // scores to float rounding at 1e9, where the reference, in double,
+    // keeps them.
+    const float *add = mask->as<float>() + maskRow;
+    float top = maskStep || limit == 0 ? -INFINITY : add[0];
+    if (maskStep)
+      top = laneMax(add, limit);
+    if (top == -INFINITY) {
+      std::fill(row, row + limit, -INFINITY);
+    } else if (maskStep == 1) {
+#pragma omp simd
+      for (int64_t j = 0; j < limit; ++j)
+        row[j] = row[j] * scale + (add[j] - top);
+    } else {
+      float shift = add[0] - top; // 0, or NaN for a NaN mask
+#pragma omp simd
+      for (int64_t j = 0; j < limit; ++j)
+        row[j] = row[j] * scale + shift;
+    }
+  }
+  float best = laneMax(row, limit);
+  float sum = 0;
+  if (best != -INFINITY) {
+#pragma omp simd
+    for (int64_t j = 0; j < limit; ++j)
+      row[j] = fastExp(row[j] - best);
+    sum = laneSum(row, limit, [](float v) { return v; });
+  }
+  float inverse = sum > 0 ? 1.0f / sum : 0.0f;
+#pragma omp simd
+  for (int64_t j = 0; j < limit; ++j)
+    row[j] *= inverse;
+  std::fill(row + limit, row + sk, 0.0f);
+}
+
+/// c[m, n] = a[m, k] b[k, n], all row-major, each row of c a sum of k rows
+/// of b, vectorized along n: attention's products for small heads, where a
+/// GEMM library call costs more than the arithmetic.
+void smallProductHere(const float *a, const float *b, float *c, int64_t m,
+                      int64_t n, int64_t k) {
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = c + i * n;
+    std::fill(row, row + n, 0.0f);
+    for (int64_t p = 0; p < k; ++p) {
+      float factor = a[i * k + p];
+      const float *from = b + p * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j)
+        row[j] += factor * from[j];
+    }
+  }
+}
+
 } // namespace
 } // namespace braid::rt::cpu
 

@@ -55,10 +55,11 @@ func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
 
 // -----
 
-// What is not fused. The product is also returned (a second use); an op
-// runs between the product and its bias add; a bias after the activation
-// (the epilogue's order is bias, activation, addend); an add that
-// broadcasts along the rows, not the columns; f16.
+// What is not fused. The product is also returned (a second use); a bias
+// add whose addend is made after the product (the fused op moves up to the
+// matmul, where that operand does not exist yet); a bias after the
+// activation (the epilogue's order is bias, activation, addend); an add
+// that broadcasts along the rows, not the columns; f16.
 // CHECK-LABEL: exec.plan @main
 // CHECK: exec.stream "compute" {
 // CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {} flops
@@ -78,7 +79,7 @@ braid.weight @b : tensor<4xf32>
 braid.weight @c : tensor<4x1xf32>
 braid.weight @wh : tensor<4x4xf16>
 braid.weight @bh : tensor<4xf16>
-func.func @main(%x: tensor<4x4xf32>, %xh: tensor<4x4xf16>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>) {
+func.func @main(%x: tensor<4x4xf32>, %xh: tensor<4x4xf16>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>) {
   %w = braid.get_weight @w : tensor<4x4xf32>
   %b = braid.get_weight @b : tensor<4xf32>
   %c = braid.get_weight @c : tensor<4x1xf32>
@@ -88,7 +89,7 @@ func.func @main(%x: tensor<4x4xf32>, %xh: tensor<4x4xf16>) -> (tensor<4x4xf32>, 
   %a1 = braid.add %p1, %b : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
   %p2 = braid.matmul %a1, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %t = braid.tanh %x : tensor<4x4xf32>
-  %a2 = braid.add %p2, %b : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %a2 = braid.add %p2, %t : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %p3 = braid.matmul %a2, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %r3 = braid.relu %p3 : tensor<4x4xf32>
   %a3 = braid.add %r3, %b : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
@@ -96,5 +97,47 @@ func.func @main(%x: tensor<4x4xf32>, %xh: tensor<4x4xf16>) -> (tensor<4x4xf32>, 
   %a4 = braid.add %p4, %c : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x4xf32>
   %p5 = braid.matmul %xh, %wh : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
   %a5 = braid.add %p5, %bh : (tensor<4x4xf16>, tensor<4xf16>) -> tensor<4x4xf16>
-  return %p1, %t, %a2, %a3, %a4, %a5 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>
+  return %p1, %a2, %a3, %a4, %a5 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>
 }
+
+// -----
+
+// A fused op need not directly follow the matmul: a gated MLP's SiLU runs
+// after the up projection, and moves up into the gate's matmul (other
+// compute on the stream may sit between, and the residual's operand was
+// made before the matmul). An event between them stops fusion: the add
+// after the await stays apart.
+// CHECK-LABEL: exec.plan @main
+// CHECK: exec.stream "compute" {
+// CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {activation = "silu"} flops
+// CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {} flops
+// CHECK-NEXT: exec.kernel "mul"
+// CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {has_addend = true} flops
+// CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {} flops
+// CHECK-NEXT: exec.record
+// CHECK: exec.wait
+// CHECK-NEXT: exec.kernel "add"
+braid.weight @g : tensor<4x8xf32>
+braid.weight @u : tensor<4x8xf32>
+braid.weight @d : tensor<8x4xf32>
+braid.mesh @world(tp = 2)
+func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %g = braid.get_weight @g : tensor<4x8xf32>
+  %u = braid.get_weight @u : tensor<4x8xf32>
+  %d = braid.get_weight @d : tensor<8x4xf32>
+  %pg = braid.matmul %x, %g : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %pu = braid.matmul %x, %u : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = braid.silu %pg : tensor<4x8xf32>
+  %h = braid.mul %s, %pu : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o = braid.matmul %h, %d : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %y = braid.add %x, %o : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %p = braid.matmul %y, %y : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %f = braid.async on "comm" {
+    %r = braid.all_reduce %x on @world["tp"] sum : tensor<4x4xf32>
+    braid.yield %r : tensor<4x4xf32>
+  } : !braid.future<tensor<4x4xf32>>
+  %v = braid.await %f : tensor<4x4xf32>
+  %z = braid.add %p, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y, %z : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
