@@ -89,7 +89,8 @@ void reduceF32(ref::ReduceKind kind, const TensorView &x,
 /// Scaled dot-product attention as ref::attention (q [B,H,Sq,D], k
 /// [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv], optional mask broadcasting to the scores:
 /// i1 keeps, f32 is added; causal with `offset`), the two products through
-/// sgemm per head, the softmax in double.
+/// sgemm per head (direct loops for small heads; causal in 32-row blocks,
+/// each with only the keys it sees), the softmax in float.
 void attentionF32(const TensorView &q, const TensorView &k, const TensorView &v,
                   const TensorView *mask, bool causal, int64_t offset,
                   double scale, const TensorView &out);
