@@ -62,7 +62,7 @@ def BraidRaiseAttention : Pass<"braid-raise-attention"> {
 }
 
 def BraidRaiseFusedOps : Pass<"braid-raise-fused-ops"> {
-  let summary = "Raises exporters' GELU, SiLU and RMSNorm decompositions to fused ops";
+  let summary = "Raises exporters' GELU, SiLU, norm and rotary decompositions to fused ops";
   let description = [{
     The ONNX exporters (dynamo and TorchScript) write these as chains of
     elementwise ops; each chain becomes one op, one pass over memory:
@@ -74,7 +74,11 @@ def BraidRaiseFusedOps : Pass<"braid-raise-fused-ops"> {
     - `gamma * (x * r)` or `gamma * (x / s)`, with `s = sqrt(mean(x^2) + eps)`
       and `r = 1 / s` or `rsqrt(mean(x^2) + eps)`, the mean (`pow(x, 2)` or
       `x * x`, reduced over trailing dimensions with `keep_dims`) becomes
-      `braid.rms_norm %x, %gamma`, gamma holding exactly those dimensions.
+      `braid.rms_norm %x, %gamma`, gamma holding exactly those dimensions;
+    - `x * cos + rotate_half(x) * sin`, with `rotate_half(x)` the concat of
+      `-x[..., D/2:]` and `x[..., :D/2]` along the last dimension (LLaMA's
+      rotary embedding, as both exporters write it) and tables of x's last
+      dimension that broadcast to x, becomes `braid.rotary %x, %cos, %sin`.
 
     Products are read as a scalar times factors, so operand order and where
     the constant factors sit do not matter. Every intermediate must feed
@@ -101,6 +105,8 @@ def BraidRaiseFusedOps : Pass<"braid-raise-fused-ops"> {
            "Raise GELU (tanh and erf) and SiLU">,
     Option<"norms", "norms", "bool", /*default=*/"true",
            "Raise RMSNorm and LayerNorm">,
+    Option<"rotary", "rotary", "bool", /*default=*/"true",
+           "Raise rotate-half rotary embeddings">,
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }

@@ -2,11 +2,12 @@
 //
 // Part of the Braid project.
 //
-// The ONNX exporters write GELU, SiLU, RMSNorm and (below opset 17)
-// LayerNorm as chains of elementwise ops (pow, mul, add, tanh or erf;
-// sigmoid and mul; pow, reduce_mean, add, sqrt, div and mul; the same after
-// sub of the mean). Each chain is one pass over memory as braid.gelu,
-// braid.silu, braid.rms_norm or braid.layer_norm. The patterns read products as
+// The ONNX exporters write GELU, SiLU, RMSNorm, (below opset 17) LayerNorm
+// and rotary embeddings as chains of elementwise ops (pow, mul, add, tanh or
+// erf; sigmoid and mul; pow, reduce_mean, add, sqrt, div and mul; the same
+// after sub of the mean; slice, neg, concat, mul and add). Each chain is one
+// pass over memory as braid.gelu, braid.silu, braid.rms_norm,
+// braid.layer_norm or braid.rotary. The patterns read products as
 // a scalar times a multiset of factors, so the operand orders the exporters
 // choose do not matter; every intermediate must feed only the chain (otherwise
 // it is still needed and raising saves nothing), and every constant must be the
@@ -357,6 +358,76 @@ struct FoldLayerNormShift : public OpRewritePattern<AddOp> {
   }
 };
 
+/// Whether `value` is one half of x's last dimension, x[..., D/2:] for
+/// `upper` or x[..., :D/2], as a static unit-stride slice of the whole of
+/// every other dimension.
+bool isHalfOf(Value value, Value x, bool upper) {
+  auto slice = value.getDefiningOp<SliceOp>();
+  if (!slice || slice.getInput() != x || !slice.getOffsets().empty())
+    return false;
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
+  int64_t last = static_cast<int64_t>(shape.size()) - 1;
+  for (int64_t d = 0; d <= last; ++d) {
+    int64_t size = d == last ? shape[d] / 2 : shape[d];
+    int64_t offset = d == last && upper ? shape[d] / 2 : 0;
+    if (slice.getStaticOffsets()[d] != offset ||
+        slice.getStaticSizes()[d] != size || slice.getStaticStrides()[d] != 1)
+      return false;
+  }
+  return true;
+}
+
+/// Whether `value` is rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2])
+/// along the last dimension (LLaMA's and its descendants' rotate_half), its
+/// concat and neg used only here.
+bool isRotateHalf(Value value, Value x) {
+  auto concat = chainOp<ConcatOp>(value);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!concat || concat.getType() != type || concat.getInputs().size() != 2 ||
+      concat.getDim() != type.getRank() - 1 || type.getShape().back() % 2 != 0)
+    return false;
+  auto neg = chainOp<NegOp>(concat.getInputs()[0]);
+  return neg && isHalfOf(neg.getInput(), x, /*upper=*/true) &&
+         isHalfOf(concat.getInputs()[1], x, /*upper=*/false);
+}
+
+/// x * cos + rotate_half(x) * sin -> rotary(x, cos, sin), anchored on the
+/// add; either operand order of the add and of each multiply. Each table
+/// broadcasts to x with x's last dimension (the multiplies' result is x's
+/// type), so the rotary op computes the same function.
+struct RaiseRotary : public OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(add.getType());
+    auto isTable = [&](Value table) {
+      auto tableType = cast<RankedTensorType>(table.getType());
+      return tableType.getRank() >= 1 &&
+             tableType.getElementType() == type.getElementType() &&
+             tableType.getShape().back() == type.getShape().back();
+    };
+    for (auto [direct, rotated] : bothOrders(add.getLhs(), add.getRhs())) {
+      auto directMul = chainOp<MulOp>(direct);
+      auto rotatedMul = chainOp<MulOp>(rotated);
+      if (!directMul || !rotatedMul || directMul.getType() != type ||
+          rotatedMul.getType() != type)
+        continue;
+      for (auto [x, cos] : bothOrders(directMul.getLhs(), directMul.getRhs()))
+        for (auto [half, sin] :
+             bothOrders(rotatedMul.getLhs(), rotatedMul.getRhs()))
+          if (x.getType() == type && isTable(cos) && isTable(sin) &&
+              isRotateHalf(half, x)) {
+            rewriter.replaceOpWithNewOp<RotaryOp>(add, type, x, cos, sin,
+                                                  /*interleaved=*/false);
+            return success();
+          }
+    }
+    return rewriter.notifyMatchFailure(add,
+                                       "not x * cos + rotate_half(x) * sin");
+  }
+};
+
 struct RaiseFusedOpsPass
     : public braid::impl::BraidRaiseFusedOpsBase<RaiseFusedOpsPass> {
   using BraidRaiseFusedOpsBase::BraidRaiseFusedOpsBase;
@@ -367,6 +438,8 @@ struct RaiseFusedOpsPass
     if (norms)
       patterns.add<RaiseRmsNorm, RaiseLayerNorm, FoldLayerNormShift>(
           &getContext());
+    if (rotary)
+      patterns.add<RaiseRotary>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -789,6 +789,11 @@ void runRmsNorm(const KernelArgs &args) {
 }
 
 void runRotary(const KernelArgs &args) {
+  bool interleaved = args.attrs().getBool("interleaved");
+  if (allF32(args) &&
+      cpu::rotaryF32(args.inputs[0], args.inputs[1], args.inputs[2],
+                     interleaved, args.outputs[0]))
+    return;
   output(args, 0,
          ref::rotary(input(args, 0), input(args, 1), input(args, 2),
                      args.attrs().getBool("interleaved")));

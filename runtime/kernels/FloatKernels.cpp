@@ -963,6 +963,51 @@ void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
            epsilon, /*centered=*/false, /*avx512=*/true);
 }
 
+bool rotaryF32(const TensorView &x, const TensorView &cos,
+               const TensorView &sin, bool interleaved, const TensorView &out) {
+  if (x.shape.empty() || x.shape.back() % 2 != 0)
+    return false;
+  int64_t width = x.shape.back(), half = width / 2;
+  int64_t stepCos = 0, stepSin = 0;
+  std::vector<int64_t> fromCos = rowStarts(cos.shape, x.shape, stepCos);
+  std::vector<int64_t> fromSin = rowStarts(sin.shape, x.shape, stepSin);
+  // Tables with x's last dimension only (what the op's verifier asks).
+  if (stepCos != 1 || stepSin != 1 || cos.shape.back() != width ||
+      sin.shape.back() != width)
+    return false;
+  // Each output element reads two input elements: in place only through
+  // scratch.
+  OutputBuffer result(out, out.overlaps(x) || out.overlaps(cos) ||
+                               out.overlaps(sin));
+  int64_t rows = static_cast<int64_t>(fromCos.size());
+  const float *in = x.as<float>();
+  const float *c0 = cos.as<float>(), *s0 = sin.as<float>();
+  float *dst = result.data();
+  parallelFor(rows, 3 * rows * width, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float *a = in + r * width;
+      const float *c = c0 + fromCos[r], *s = s0 + fromSin[r];
+      float *o = dst + r * width;
+      if (interleaved) {
+        for (int64_t p = 0; p < half; ++p) {
+          float even = a[2 * p], odd = a[2 * p + 1];
+          o[2 * p] = even * c[2 * p] - odd * s[2 * p];
+          o[2 * p + 1] = odd * c[2 * p + 1] + even * s[2 * p + 1];
+        }
+        continue;
+      }
+      // rotate_half pairs (j, j + D/2): (a, b) -> (-b, a).
+#pragma omp simd
+      for (int64_t j = 0; j < half; ++j)
+        o[j] = a[j] * c[j] - a[j + half] * s[j];
+#pragma omp simd
+      for (int64_t j = half; j < width; ++j)
+        o[j] = a[j] * c[j] + a[j - half] * s[j];
+    }
+  });
+  return true;
+}
+
 void scatterAddF32(const TensorView &updates, const TensorView &indices,
                    int64_t axis, const TensorView &out) {
   int64_t outer = product(out.shape, 0, axis), size = out.shape[axis];

@@ -109,6 +109,12 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
 void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
                 double epsilon, const TensorView &out);
 
+/// rotary as ref::rotary (rotate-half pairs, or interleaved), in float, for
+/// f32 x and tables with x's last dimension broadcasting to it; false
+/// (nothing written) for tables of another last dimension.
+bool rotaryF32(const TensorView &x, const TensorView &cos,
+               const TensorView &sin, bool interleaved, const TensorView &out);
+
 /// scatter_add along `axis` into `out` (zeroed first), accumulating in f32
 /// in index order; `indices` are i64 or i32. Throws std::invalid_argument
 /// naming scatter_add for an index out of range, before writing anything.

@@ -13,7 +13,7 @@
 // MINIMIZE: case 1: --mesh=none --overlap=none program: {{.*}} -> MISMATCH
 // MINIMIZE: === minimized reproducer of case 1 (MISMATCH, {{[0-9]+}} trials) ===
 // MINIMIZE-NEXT: // braid-fuzz-partition --reproduce={{.*}}case-1.mlir --mesh=none --overlap=none --data-seed=1
-// MINIMIZE-NEXT: // braid-opt {{.*}}case-1.mlir --pass-pipeline='builtin.module(canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true},canonicalize{{.*}},cse,braid-to-exec{{.*}})'
+// MINIMIZE-NEXT: // braid-opt {{.*}}case-1.mlir --pass-pipeline='builtin.module(canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true rotary=true},canonicalize{{.*}},cse,braid-to-exec{{.*}})'
 // MINIMIZE-NEXT: //  output '{{.*}}': max abs error {{.*}}, relative {{.*}} (worst rank 0); the f32 reference moves {{.*}} under other roundings
 // MINIMIZE: func.func @main
 // MINIMIZE: braid-fuzz-partition: 1 configurations, 0 passed, 0 rejected, 1 mismatches, 0 crashes

@@ -11,14 +11,14 @@
 // RUN: not braid-fuzz-partition --reproduce=%s --mesh=none --tolerance=0 --conditioning-factor=0 | FileCheck %s --check-prefix=EXACT
 
 // TP: braid-fuzz-partition.mlir: pass on 2 ranks
-// TP-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true},canonicalize{{.*}},cse,braid-split-fused-projections,braid-partition{{{.*}} tp=2 zero=0},braid-to-exec{{.*}}
+// TP-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true rotary=true},canonicalize{{.*}},cse,braid-split-fused-projections,braid-partition{{{.*}} tp=2 zero=0},braid-to-exec{{.*}}
 // TP-NEXT: output 'y': max abs error {{.*}}, relative {{.*}} (worst rank {{[01]}})
 
 // OVERLAP: pass on 4 ranks
 // OVERLAP-NEXT: pipeline: {{.*}},braid-partition{{.*}}dp=2{{.*}}tp=2 zero=0},braid-domino{chunks=2 force=true function= hw=dgx-h100 split=both},braid-schedule{{.*}},braid-verify-collectives{{.*}},braid-to-exec{{.*}}
 
 // NONE: pass on 1 ranks
-// NONE-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true},canonicalize{{.*}},cse,braid-to-exec{{.*}}
+// NONE-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true rotary=true},canonicalize{{.*}},cse,braid-to-exec{{.*}}
 
 // REJECT: braid-fuzz-partition.mlir: rejected
 // REJECT: at braid-partition{{.*}}dp=3{{.*}}: braid-partition: dimension 0 (size 2) of argument 0 of @main does not divide over mesh axis 'dp' of size 3

@@ -255,3 +255,81 @@ func.func @centred_by_other_mean(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>, %g: t
   %y = braid.mul %n, %g : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// LLaMA's rotary embedding as the dynamo exporter writes it (the tables
+// [1, 1, S, D], broadcast over batch and heads).
+// CHECK-LABEL: func @rotary_rotate_half
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x16x8xf32>, %[[C:.*]]: tensor<1x1x16x8xf32>, %[[S:.*]]: tensor<1x1x16x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = braid.rotary %[[X]], %[[C]], %[[S]] : (tensor<2x4x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rotary_rotate_half(%x: tensor<2x4x16x8xf32>, %cos: tensor<1x1x16x8xf32>, %sin: tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %a = braid.mul %x, %cos : (tensor<2x4x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %lo = braid.slice %x offsets [0, 0, 0, 0] sizes [2, 4, 16, 4] strides [1, 1, 1, 1] : tensor<2x4x16x8xf32> -> tensor<2x4x16x4xf32>
+  %hi = braid.slice %x offsets [0, 0, 0, 4] sizes [2, 4, 16, 4] strides [1, 1, 1, 1] : tensor<2x4x16x8xf32> -> tensor<2x4x16x4xf32>
+  %n = braid.neg %hi : tensor<2x4x16x4xf32>
+  %r = braid.concat %n, %lo dim 3 : (tensor<2x4x16x4xf32>, tensor<2x4x16x4xf32>) -> tensor<2x4x16x8xf32>
+  %b = braid.mul %r, %sin : (tensor<2x4x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %y = braid.add %a, %b : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %y : tensor<2x4x16x8xf32>
+}
+
+// The other operand orders (tables on the left, the rotated product first),
+// and tables per head.
+// CHECK-LABEL: func @rotary_other_orders
+// CHECK-SAME: (%[[X:.*]]: tensor<4x6x8xf32>, %[[C:.*]]: tensor<4x6x8xf32>, %[[S:.*]]: tensor<6x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = braid.rotary %[[X]], %[[C]], %[[S]]
+// CHECK-NEXT: return %[[Y]]
+func.func @rotary_other_orders(%x: tensor<4x6x8xf32>, %cos: tensor<4x6x8xf32>, %sin: tensor<6x8xf32>) -> tensor<4x6x8xf32> {
+  %lo = braid.slice %x offsets [0, 0, 0] sizes [4, 6, 4] strides [1, 1, 1] : tensor<4x6x8xf32> -> tensor<4x6x4xf32>
+  %hi = braid.slice %x offsets [0, 0, 4] sizes [4, 6, 4] strides [1, 1, 1] : tensor<4x6x8xf32> -> tensor<4x6x4xf32>
+  %n = braid.neg %hi : tensor<4x6x4xf32>
+  %r = braid.concat %n, %lo dim 2 : (tensor<4x6x4xf32>, tensor<4x6x4xf32>) -> tensor<4x6x8xf32>
+  %b = braid.mul %sin, %r : (tensor<6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32>
+  %a = braid.mul %cos, %x : (tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32>
+  %y = braid.add %b, %a : (tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32>
+  return %y : tensor<4x6x8xf32>
+}
+
+// Not rotate_half: the halves in the other order (rotating the other way),
+// the negated half of another tensor, a table broadcast along the last
+// dimension, a slice that skips a row, and a concat also returned.
+// CHECK-LABEL: func @rotary_not_raised
+// CHECK-NOT: braid.rotary
+// CHECK: return
+func.func @rotary_not_raised(%x: tensor<6x8xf32>, %z: tensor<6x8xf32>, %cos: tensor<6x8xf32>, %sin: tensor<6x8xf32>, %col: tensor<6x1xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<5x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) {
+  %lo = braid.slice %x offsets [0, 0] sizes [6, 4] strides [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %hi = braid.slice %x offsets [0, 4] sizes [6, 4] strides [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %nlo = braid.neg %lo : tensor<6x4xf32>
+  %r1 = braid.concat %hi, %nlo dim 1 : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x8xf32>
+  %a1 = braid.mul %x, %cos : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %b1 = braid.mul %r1, %sin : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %y1 = braid.add %a1, %b1 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %zhi = braid.slice %z offsets [0, 4] sizes [6, 4] strides [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %nz = braid.neg %zhi : tensor<6x4xf32>
+  %r2 = braid.concat %nz, %lo dim 1 : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x8xf32>
+  %a2 = braid.mul %x, %cos : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %b2 = braid.mul %r2, %sin : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %y2 = braid.add %a2, %b2 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %hi3 = braid.slice %x offsets [0, 4] sizes [6, 4] strides [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %n3 = braid.neg %hi3 : tensor<6x4xf32>
+  %r3 = braid.concat %n3, %lo dim 1 : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x8xf32>
+  %a3 = braid.mul %x, %col : (tensor<6x8xf32>, tensor<6x1xf32>) -> tensor<6x8xf32>
+  %b3 = braid.mul %r3, %sin : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %y3 = braid.add %a3, %b3 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %x5 = braid.slice %x offsets [1, 0] sizes [5, 8] strides [1, 1] : tensor<6x8xf32> -> tensor<5x8xf32>
+  %lo4 = braid.slice %x5 offsets [0, 0] sizes [5, 4] strides [1, 1] : tensor<5x8xf32> -> tensor<5x4xf32>
+  %hi4 = braid.slice %x offsets [1, 4] sizes [5, 4] strides [1, 1] : tensor<6x8xf32> -> tensor<5x4xf32>
+  %n4 = braid.neg %hi4 : tensor<5x4xf32>
+  %r4 = braid.concat %n4, %lo4 dim 1 : (tensor<5x4xf32>, tensor<5x4xf32>) -> tensor<5x8xf32>
+  %c4 = braid.slice %cos offsets [1, 0] sizes [5, 8] strides [1, 1] : tensor<6x8xf32> -> tensor<5x8xf32>
+  %a4 = braid.mul %x5, %c4 : (tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<5x8xf32>
+  %b4 = braid.mul %r4, %c4 : (tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<5x8xf32>
+  %y4 = braid.add %a4, %b4 : (tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<5x8xf32>
+  %hi5 = braid.slice %x offsets [0, 4] sizes [6, 4] strides [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %n5 = braid.neg %hi5 : tensor<6x4xf32>
+  %r5 = braid.concat %n5, %lo dim 1 : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x8xf32>
+  %a5 = braid.mul %x, %cos : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %b5 = braid.mul %r5, %sin : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  %y5 = braid.add %a5, %b5 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  return %y1, %y2, %y3, %y4, %y5, %r5 : tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<5x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
+}

@@ -864,11 +864,24 @@ TEST(CpuKernelsTest, RotaryAndGather) {
   Tensor x = randomFloats(DType::F32, {1, 2, 4, 8});
   Tensor cos = randomFloats(DType::F32, {4, 8});
   Tensor sin = randomFloats(DType::F32, {4, 8});
+  // f32 rotary is direct (in float): kF32Tolerance. Tables of the rows'
+  // shape, broadcast over heads ([1, 1, 4, 8], as the exporters keep them)
+  // or per (head, row); an output that is the input (through scratch).
+  Tensor cos4 = randomFloats(DType::F32, {1, 1, 4, 8});
+  Tensor sinHeads = randomFloats(DType::F32, {2, 4, 8});
   for (bool interleaved : {false, true}) {
-    KernelCall call("rotary");
-    setBool(call.kernel, "interleaved", interleaved);
-    expectMatches(call.in(x).in(cos).in(sin).out(DType::F32, x.shape),
-                  {ref::rotary(x, cos, sin, interleaved)});
+    for (auto [c, s] : {std::pair{&cos, &sin}, std::pair{&cos4, &sinHeads}}) {
+      KernelCall call("rotary");
+      setBool(call.kernel, "interleaved", interleaved);
+      expectMatches(call.in(x).in(*c).in(*s).out(DType::F32, x.shape),
+                    {ref::rotary(x, *c, *s, interleaved)}, kF32Tolerance);
+    }
+    Tensor xh = randomFloats(DType::F16, {1, 2, 4, 8});
+    Tensor ch = randomFloats(DType::F16, {4, 8});
+    KernelCall half("rotary");
+    setBool(half.kernel, "interleaved", interleaved);
+    expectMatches(half.in(xh).in(ch).in(ch).out(DType::F16, xh.shape),
+                  {ref::rotary(xh, ch, ch, interleaved)});
   }
   Tensor table = randomFloats(DType::F32, {10, 4});
   Tensor ids = randomInts(DType::I64, {2, 3}, -10, 9);
