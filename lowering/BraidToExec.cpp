@@ -61,10 +61,30 @@ struct Epilogue {
   int64_t flops = 0;
 };
 
+/// A tree of f32 elementwise ops of one shape fused into one `elementwise`
+/// kernel at its root (`fuse-elementwise`): the ops in evaluation order,
+/// root last; the values they read from outside the tree (registers 0..L-1
+/// of the kernel); and two registers per op (L + i for op i's result, -1
+/// for a unary op's second).
+struct ElementwiseGroup {
+  SmallVector<Operation *> ops;
+  SmallVector<Value> leaves;
+  SmallVector<int64_t> operands;
+  std::string names;
+  int64_t flops = 0;
+};
+
+/// The most inputs and steps an `elementwise` kernel takes; the runtime's
+/// kMaxChainInputs and kMaxChainSteps (runtime/exec/KernelRegistry.h).
+constexpr size_t kMaxChainInputs = 8;
+constexpr size_t kMaxChainSteps = 32;
+
 class Lowering {
 public:
-  Lowering(func::FuncOp main, int64_t alignment, bool fuseEpilogues)
-      : main(main), alignment(alignment), fuse(fuseEpilogues) {}
+  Lowering(func::FuncOp main, int64_t alignment, bool fuseEpilogues,
+           bool fuseElementwise)
+      : main(main), alignment(alignment), fuse(fuseEpilogues),
+        fuseChains(fuseElementwise) {}
 
   /// Builds the plan before `main`; returns its arena size.
   FailureOr<int64_t> run();
@@ -72,6 +92,7 @@ public:
 private:
   LogicalResult linearize(Block &block, StringRef stream);
   void fuseEpilogues();
+  void fuseElementwise();
   /// The tensors an instruction reads and writes (a fused matmul's
   /// epilogue operands and final result included).
   SmallVector<Value> inputsOf(Operation *op);
@@ -86,9 +107,12 @@ private:
   func::FuncOp main;
   int64_t alignment;
   bool fuse;
+  bool fuseChains;
   std::vector<Instruction> program;
   /// Matmuls with a fused epilogue.
   llvm::DenseMap<Operation *, Epilogue> epilogues;
+  /// Roots of fused elementwise trees.
+  llvm::DenseMap<Operation *, ElementwiseGroup> groups;
   llvm::EquivalenceClasses<Value> aliases;
   /// Live range per alias leader: [first, last] program positions.
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges;
@@ -272,11 +296,18 @@ static Value viewedValue(Value value) {
   return value;
 }
 
-void Lowering::fuseEpilogues() {
+/// Each compute instruction's op -> its position in `program`.
+static llvm::DenseMap<Operation *, size_t>
+positions(ArrayRef<Instruction> program) {
   llvm::DenseMap<Operation *, size_t> position;
   for (auto [index, inst] : llvm::enumerate(program))
     if (inst.op)
       position[inst.op] = index;
+  return position;
+}
+
+void Lowering::fuseEpilogues() {
+  llvm::DenseMap<Operation *, size_t> position = positions(program);
   std::vector<bool> absorbed(program.size(), false);
   std::vector<Instruction> fused;
   llvm::DenseSet<Value> gone;
@@ -349,7 +380,118 @@ void Lowering::fuseEpilogues() {
   llvm::erase_if(values, [&](Value value) { return gone.contains(value); });
 }
 
+/// The `elementwise` kernel's name for `op` if it is an f32 op the chain
+/// kernel runs; empty otherwise.
+static StringRef chainName(Operation *op) {
+  if (op->getNumResults() != 1)
+    return "";
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getElementType().isF32())
+    return "";
+  for (Value operand : op->getOperands()) {
+    auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+    if (!operandType || !operandType.getElementType().isF32())
+      return "";
+  }
+  if (auto gelu = dyn_cast<GeluOp>(op))
+    return gelu.getTanh() ? "gelu_tanh" : "gelu";
+  if (isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, SigmoidOp,
+          SiluOp, ReluOp, AddOp, SubOp, MulOp, DivOp>(op))
+    return op->getName().stripDialect();
+  return "";
+}
+
+void Lowering::fuseElementwise() {
+  llvm::DenseMap<Operation *, size_t> position = positions(program);
+  std::vector<bool> absorbed(program.size(), false);
+  llvm::DenseSet<Value> gone;
+  // Roots from the end: an op whose result feeds another fusible op of its
+  // shape is absorbed by that op's tree before it is considered as a root.
+  for (size_t i = program.size(); i-- > 0;) {
+    const Instruction &root = program[i];
+    if (absorbed[i] || root.kind != Instruction::Compute ||
+        chainName(root.op).empty())
+      continue;
+    auto type = root.op->getResult(0).getType();
+    // A producer moves down to the root: it must be on the root's stream
+    // with only compute there in between (no event).
+    auto canMoveDown = [&](size_t from) {
+      if (program[from].stream != root.stream)
+        return false;
+      for (size_t k = from + 1; k < i; ++k)
+        if (!absorbed[k] && (program[k].kind != Instruction::Compute ||
+                             program[k].stream != root.stream))
+          return false;
+      return true;
+    };
+    ElementwiseGroup group;
+    size_t taken = 1;
+    // Each operand of each op: a tree op (by index, encoded as -1 - index)
+    // or a leaf (by index), resolved to registers at the end.
+    SmallVector<std::pair<int64_t, int64_t>> refs;
+    std::function<void(Operation *)> collect = [&](Operation *op) {
+      SmallVector<int64_t> mine;
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        auto at = def ? position.find(def) : position.end();
+        bool fusible = at != position.end() && at->second < i &&
+                       !absorbed[at->second] && operand.hasOneUse() &&
+                       def->getResult(0).getType() == type &&
+                       !chainName(def).empty() && taken < kMaxChainSteps &&
+                       canMoveDown(at->second);
+        if (fusible) {
+          ++taken;
+          absorbed[at->second] = true;
+          gone.insert(operand);
+          collect(def);
+          mine.push_back(-1 - static_cast<int64_t>(group.ops.size() - 1));
+          continue;
+        }
+        auto found = llvm::find(group.leaves, operand);
+        if (found == group.leaves.end()) {
+          group.leaves.push_back(operand);
+          found = group.leaves.end() - 1;
+        }
+        mine.push_back(found - group.leaves.begin());
+      }
+      group.ops.push_back(op);
+      refs.push_back({mine[0], mine.size() > 1 ? mine[1] : INT64_MAX});
+    };
+    std::vector<bool> before = absorbed;
+    collect(root.op);
+    if (group.ops.size() < 2 || group.leaves.size() > kMaxChainInputs) {
+      // Nothing to fuse, or too many inputs for the kernel: undo.
+      absorbed = std::move(before);
+      for (Operation *op : group.ops)
+        if (op != root.op)
+          gone.erase(op->getResult(0));
+      continue;
+    }
+    int64_t numLeaves = static_cast<int64_t>(group.leaves.size());
+    auto reg = [&](int64_t ref) {
+      return ref == INT64_MAX ? int64_t{-1}
+             : ref < 0        ? numLeaves + (-1 - ref)
+                              : ref;
+    };
+    for (auto [op, ref] : llvm::zip(group.ops, refs)) {
+      group.names += (group.names.empty() ? "" : ",") + chainName(op).str();
+      group.operands.push_back(reg(ref.first));
+      group.operands.push_back(reg(ref.second));
+      group.flops += cast<CostOpInterface>(op).getFlops();
+    }
+    groups[root.op] = std::move(group);
+  }
+  std::vector<Instruction> fused;
+  for (auto [index, inst] : llvm::enumerate(program))
+    if (!absorbed[index])
+      fused.push_back(inst);
+  program = std::move(fused);
+  llvm::erase_if(values, [&](Value value) { return gone.contains(value); });
+}
+
 SmallVector<Value> Lowering::inputsOf(Operation *op) {
+  if (auto group = groups.find(op); group != groups.end())
+    return group->second.leaves;
   SmallVector<Value> inputs(op->getOperands());
   auto it = epilogues.find(op);
   if (it != epilogues.end()) {
@@ -471,31 +613,37 @@ FailureOr<int64_t> Lowering::run() {
     return failure();
   computeLiveRanges();
   int64_t arena = allocate();
-  if (fuse) {
-    // Fusion drops buffers and shortens lifetimes, but first fit over the
-    // new lifetimes can still pack worse (a LLaMA ZeRO-3 training step:
-    // 1,890,048 bytes fused against 1,762,048 unfused, above the memory
-    // limit braid-schedule planned for). Keep the fusion only when its
-    // arena is no larger.
+  // Fusion drops buffers and shortens lifetimes (a fused producer's inputs
+  // live longer, though), and first fit over the new lifetimes can pack
+  // worse (a LLaMA ZeRO-3 training step: 1,890,048 bytes with fused
+  // epilogues against 1,762,048 without, above the memory limit
+  // braid-schedule planned for). Each fusion is kept only when the arena
+  // it leads to is no larger: epilogues first, then elementwise trees on
+  // top.
+  auto tryFusion = [&](void (Lowering::*fuseStep)(), auto &fusedOps) {
     std::vector<Instruction> unfusedProgram = program;
     SmallVector<Value> unfusedValues = values;
     auto unfusedRanges = std::move(ranges);
     auto unfusedOffsets = std::move(offsets);
     ranges.clear();
     offsets.clear();
-    fuseEpilogues();
+    (this->*fuseStep)();
     computeLiveRanges();
     int64_t fused = allocate();
     if (fused <= arena) {
       arena = fused;
-    } else {
-      program = std::move(unfusedProgram);
-      values = std::move(unfusedValues);
-      ranges = std::move(unfusedRanges);
-      offsets = std::move(unfusedOffsets);
-      epilogues.clear();
+      return;
     }
-  }
+    program = std::move(unfusedProgram);
+    values = std::move(unfusedValues);
+    ranges = std::move(unfusedRanges);
+    offsets = std::move(unfusedOffsets);
+    fusedOps.clear();
+  };
+  if (fuse)
+    tryFusion(&Lowering::fuseEpilogues, epilogues);
+  if (fuseChains)
+    tryFusion(&Lowering::fuseElementwise, groups);
   if (failed(emit(arena)))
     return failure();
   return arena;
@@ -709,11 +857,23 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
         if (extra)
           bytes += bytesOf(extra);
     }
+    StringRef kernel = op->getName().stripDialect();
+    if (auto group = groups.find(op); group != groups.end()) {
+      kernel = "elementwise";
+      attrs = sb.getDictionaryAttr(
+          {sb.getNamedAttr("ops", sb.getStringAttr(group->second.names)),
+           sb.getNamedAttr("operands",
+                           sb.getDenseI64ArrayAttr(group->second.operands))});
+      // One pass: the leaves read, the root's result written.
+      flops = group->second.flops;
+      bytes = bytesOf(op->getResult(0));
+      for (Value leaf : group->second.leaves)
+        bytes += bytesOf(leaf);
+    }
     exec::KernelOp::create(
-        sb, op->getLoc(), sb.getStringAttr(op->getName().stripDialect()),
-        sb.getArrayAttr(inputs), sb.getArrayAttr(outputs), attrs,
-        sb.getArrayAttr(indices), sb.getI64IntegerAttr(flops),
-        sb.getI64IntegerAttr(bytes));
+        sb, op->getLoc(), sb.getStringAttr(kernel), sb.getArrayAttr(inputs),
+        sb.getArrayAttr(outputs), attrs, sb.getArrayAttr(indices),
+        sb.getI64IntegerAttr(flops), sb.getI64IntegerAttr(bytes));
   }
   if (failed(status))
     return failure();
@@ -767,7 +927,7 @@ struct BraidToExecPass : public braid::impl::BraidToExecBase<BraidToExecPass> {
       module.emitError("braid-to-exec: no function @") << functionName;
       return signalPassFailure();
     }
-    Lowering lowering(main, alignment, fuseEpilogues);
+    Lowering lowering(main, alignment, fuseEpilogues, fuseElementwise);
     FailureOr<int64_t> arena = lowering.run();
     if (failed(arena))
       return signalPassFailure();

@@ -33,6 +33,19 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
       product is written to memory once. Fusion is kept only when the
       arena it leads to is no larger than the unfused one (first fit over
       the changed lifetimes can pack worse), so it never costs memory.
+    * with `fuse-elementwise` (the default), after the epilogues, a tree of
+      f32 elementwise ops of one shape (neg, exp, log, sqrt, rsqrt, tanh,
+      erf, sigmoid, silu, relu, gelu, add, sub, mul, div) becomes one
+      `elementwise` kernel at its root: an operand is taken into the tree
+      when its op is such an op of the root's shape, the operand is its
+      only use, and it runs earlier on the root's stream with only compute
+      there in between (it moves down to the root). The kernel's inputs are
+      the values the tree reads from outside (each broadcasting to the
+      root's shape), `ops` names the ops in evaluation order and `operands`
+      holds two registers per op (inputs first, then the ops' results; -1
+      for a unary op's second); at most 8 inputs and 32 ops. Each op
+      computes what its own kernel computes, so the results are the same
+      bits, in one pass over memory. Kept under the same arena rule.
     * compute ops become `exec.kernel` with their attributes and cost;
       collectives become `exec.collective`; weights, constants, inputs and
       outputs become bindings; `braid.rank` and index arithmetic become
@@ -47,7 +60,10 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
            "Byte alignment of every buffer">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse the bias add, activation and residual add that follow a "
-           "matmul into its kernel">
+           "matmul into its kernel">,
+    Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
+           "Fuse trees of f32 elementwise ops of one shape into one "
+           "`elementwise` kernel">
   ];
   let dependentDialects = ["::mlir::exec::ExecDialect"];
 }

@@ -185,6 +185,12 @@ private:
   std::map<std::string, KernelInfo, std::less<>> kernels_;
 };
 
+/// The most inputs and steps an `elementwise` kernel (a chain of f32
+/// elementwise ops braid-to-exec fused) has; every backend runs chains up to
+/// these, and braid-to-exec (lowering/BraidToExec.cpp) forms none longer.
+constexpr int kMaxChainInputs = 8;
+constexpr int kMaxChainSteps = 32;
+
 /// Formats a shape as `[2, 8, 768]` for messages.
 std::string shapeToString(const std::vector<int64_t> &shape);
 

@@ -788,6 +788,85 @@ void runRmsNorm(const KernelArgs &args) {
   output(args, 0, ref::rmsNorm(input(args, 0), input(args, 1), axis, epsilon));
 }
 
+/// The steps of an `elementwise` kernel (a chain braid-to-exec fused):
+/// `ops` names one op per step, comma-separated; `operands` holds two
+/// registers per step, the second -1 for a unary op. Registers 0..L-1 are
+/// the kernel's inputs, L + s step s's result; a step reads only inputs and
+/// earlier steps, and the last step's result is the output.
+std::vector<cpu::ChainStep> parseChainSteps(const KernelArgs &args) {
+  KernelAttrs attrs = args.attrs();
+  const std::string &ops = attrs.getString("ops");
+  std::vector<int64_t> operands = attrs.getInts("operands");
+  using U = ref::UnaryKind;
+  using A = cpu::ArithKind;
+  static const std::pair<const char *, U> unaries[] = {
+      {"neg", U::Neg},   {"exp", U::Exp},         {"log", U::Log},
+      {"sqrt", U::Sqrt}, {"rsqrt", U::Rsqrt},     {"tanh", U::Tanh},
+      {"erf", U::Erf},   {"sigmoid", U::Sigmoid}, {"silu", U::Silu},
+      {"relu", U::Relu}, {"gelu", U::Gelu},       {"gelu_tanh", U::GeluTanh}};
+  static const std::pair<const char *, A> ariths[] = {
+      {"add", A::Add}, {"sub", A::Sub}, {"mul", A::Mul}, {"div", A::Div}};
+  std::vector<cpu::ChainStep> steps;
+  int64_t numInputs = static_cast<int64_t>(args.inputs.size());
+  size_t from = 0;
+  while (from <= ops.size()) {
+    size_t comma = std::min(ops.find(',', from), ops.size());
+    std::string name = ops.substr(from, comma - from);
+    from = comma + 1;
+    cpu::ChainStep step;
+    bool known = false;
+    for (const auto &[n, kind] : unaries)
+      if (name == n)
+        step.unary = kind, known = true;
+    for (const auto &[n, kind] : ariths)
+      if (name == n)
+        step.arith = kind, known = true;
+    if (!known)
+      fail("ops: step " + std::to_string(steps.size()) + " is '" + name +
+           "', not an elementwise op the chain runs (neg, exp, log, sqrt, "
+           "rsqrt, tanh, erf, sigmoid, silu, relu, gelu, gelu_tanh, add, "
+           "sub, mul, div)");
+    size_t index = steps.size();
+    if (operands.size() < 2 * index + 2)
+      fail("operands: " + std::to_string(operands.size()) + " registers for " +
+           std::to_string(index + 1) + "+ steps (two per step)");
+    step.a = operands[2 * index];
+    step.b = operands[2 * index + 1];
+    int64_t limit = numInputs + static_cast<int64_t>(index);
+    auto valid = [&](int64_t r) { return r >= 0 && r < limit; };
+    if (!valid(step.a) || (step.unary ? step.b != -1 : !valid(step.b)))
+      fail("operands of step " + std::to_string(index) + " (" + name +
+           "): " + std::to_string(step.a) + ", " + std::to_string(step.b) +
+           "; registers 0.." + std::to_string(limit - 1) +
+           " are the inputs and earlier steps" +
+           (step.unary ? ", and a unary op's second is -1" : ""));
+    steps.push_back(step);
+  }
+  if (steps.size() > static_cast<size_t>(kMaxChainSteps))
+    fail("ops: " + std::to_string(steps.size()) + " steps, more than the " +
+         std::to_string(kMaxChainSteps) + " a chain may have");
+  if (operands.size() != 2 * steps.size())
+    fail("operands: " + std::to_string(operands.size()) + " registers for " +
+         std::to_string(steps.size()) + " steps (two per step)");
+  return steps;
+}
+
+void checkElementwiseChain(const KernelArgs &args) {
+  parseChainSteps(args);
+  expectDType(args.outputs[0], DType::F32, "output");
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    std::string what = "input " + std::to_string(i);
+    expectDType(args.inputs[i], DType::F32, what);
+    if (!broadcastsTo(args.inputs[i].shape, args.outputs[0].shape))
+      fail(what + " " + describe(args.inputs[i]) +
+           " does not broadcast to the output " + describe(args.outputs[0]));
+  }
+}
+
+void runElementwiseChain(const KernelArgs &args) {
+  cpu::elementwiseChainF32(parseChainSteps(args), args.inputs, args.outputs[0]);
+}
+
 void runRotary(const KernelArgs &args) {
   bool interleaved = args.attrs().getBool("interleaved");
   if (allF32(args) &&
@@ -1068,6 +1147,9 @@ KernelRegistry buildCpuKernels() {
   add("layer_norm", 2, 3, 1, 1, normAttrs, checkNorm, runLayerNorm);
   add("rms_norm", 2, 2, 1, 1, normAttrs, checkNorm, runRmsNorm);
   add("rotary", 3, 3, 1, 1, {{"interleaved", K::Bool}}, checkRotary, runRotary);
+  add("elementwise", 1, kMaxChainInputs, 1, 1,
+      {{"ops", K::String, true}, {"operands", K::Ints, true}},
+      checkElementwiseChain, runElementwiseChain);
 
   add("gather", 2, 2, 1, 1, {{"axis", K::Int, true}}, checkGather, runGather);
   add("scatter_add", 2, 2, 1, 1, {{"axis", K::Int, true}}, checkScatterAdd,
@@ -1108,6 +1190,10 @@ KernelRegistry buildCpuKernels() {
 const KernelRegistry &cpuKernels() {
   static const KernelRegistry registry = buildCpuKernels();
   return registry;
+}
+
+std::vector<cpu::ChainStep> cpu::chainSteps(const KernelArgs &args) {
+  return parseChainSteps(args);
 }
 
 } // namespace braid::rt

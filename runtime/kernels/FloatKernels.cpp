@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -732,14 +733,11 @@ bool mapFloatUnary(ref::UnaryKind kind, const float *x, float *y, int64_t count,
   return mapFloatUnaryHere(kind, x, y, count);
 }
 
-void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
-  // Elementwise: an output that is the input is fine, element by element.
-  OutputBuffer result(out, partlyOverlaps(out, x));
-  const float *in = x.as<float>();
-  float *y = result.data();
-  int64_t count = x.numElements();
-  // The float approximations, with AVX-512 where the CPU has it (the same
-  // operations, so the same results: tested).
+namespace {
+/// y[i] = kind(x[i]) for i < count: the float approximations (the AVX-512
+/// copy where the CPU has it), else the reference's formula in double,
+/// rounded once; the kind chosen once, outside the loop.
+void unaryRow(ref::UnaryKind kind, const float *in, float *y, int64_t count) {
   if (mapFloatUnary(kind, in, y, count, /*avx512=*/true))
     return;
   using U = ref::UnaryKind;
@@ -758,6 +756,13 @@ void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
 #undef BRAID_UNARY
   }
   throw std::logic_error("unaryF32: no loop for this kind");
+}
+} // namespace
+
+void unaryF32(ref::UnaryKind kind, const TensorView &x, const TensorView &out) {
+  // Elementwise: an output that is the input is fine, element by element.
+  OutputBuffer result(out, partlyOverlaps(out, x));
+  unaryRow(kind, x.as<float>(), result.data(), x.numElements());
 }
 
 void reduceF32(ref::ReduceKind kind, const TensorView &x,
@@ -961,6 +966,150 @@ void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
   normRows(x.as<float>(), gamma.as<float>(), nullptr, result.data(),
            product(x.shape, 0, axis), product(x.shape, axis, x.shape.size()),
            epsilon, /*centered=*/false, /*avx512=*/true);
+}
+
+namespace {
+/// to[i] = op(x[i], y[i]) for i < n, where a `scalar` operand repeats its
+/// one element (the unfused kernels' scalar path: no tile of copies).
+template <typename Op>
+void chainBinary(Op op, const float *x, bool xScalar, const float *y,
+                 bool yScalar, float *to, int64_t n) {
+  if (xScalar && yScalar) {
+    float v = op(x[0], y[0]);
+    std::fill(to, to + n, v);
+  } else if (yScalar) {
+    float c = y[0];
+    for (int64_t i = 0; i < n; ++i)
+      to[i] = op(x[i], c);
+  } else if (xScalar) {
+    float c = x[0];
+    for (int64_t i = 0; i < n; ++i)
+      to[i] = op(c, y[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      to[i] = op(x[i], y[i]);
+  }
+}
+} // namespace
+
+void elementwiseChainF32(const std::vector<ChainStep> &steps,
+                         const std::vector<TensorView> &inputs,
+                         const TensorView &out) {
+  constexpr int64_t kTile = 1024;
+  int64_t count = out.numElements();
+  int64_t numInputs = static_cast<int64_t>(inputs.size());
+  int64_t numSteps = static_cast<int64_t>(steps.size());
+  if (numInputs > kMaxChainInputs || numSteps > kMaxChainSteps || numSteps == 0)
+    throw std::invalid_argument(
+        "elementwise: a chain has 1 to " + std::to_string(kMaxChainSteps) +
+        " steps and at most " + std::to_string(kMaxChainInputs) + " inputs");
+  int64_t width = out.shape.empty() ? 1 : out.shape.back();
+  // Each input read in place where it has out's shape, as one repeated
+  // element where it has one, else by rows of the last dimension (a row of
+  // the input, or one element repeated) into a register.
+  enum class Read { Whole, Scalar, Rows };
+  Read reads[kMaxChainInputs];
+  std::vector<int64_t> starts[kMaxChainInputs];
+  int64_t stepOf[kMaxChainInputs] = {};
+  bool scratch = false;
+  for (int64_t l = 0; l < numInputs; ++l) {
+    const TensorView &in = inputs[l];
+    reads[l] = in.shape == out.shape   ? Read::Whole
+               : in.numElements() == 1 ? Read::Scalar
+                                       : Read::Rows;
+    if (reads[l] == Read::Rows)
+      starts[l] = rowStarts(in.shape, out.shape, stepOf[l]);
+    // A tile is read before it is written, so only an output that is the
+    // very input (same shape, same place) can share its bytes.
+    scratch |=
+        reads[l] == Read::Whole ? partlyOverlaps(out, in) : out.overlaps(in);
+  }
+  OutputBuffer result(out, scratch);
+  // Registers for the row-broadcast inputs and every step but the last
+  // (which writes the output), one tile each, uninitialized; on the stack
+  // when small (a training step's chains are mostly a few hundred
+  // elements).
+  int64_t tile = std::min(kTile, count);
+  int64_t numSlots = numSteps - 1;
+  int64_t slotOf[kMaxChainInputs] = {};
+  for (int64_t l = 0; l < numInputs; ++l)
+    if (reads[l] == Read::Rows)
+      slotOf[l] = numSlots++;
+  int64_t tiles = tile ? (count + tile - 1) / tile : 0;
+  parallelFor(tiles, count * numSteps, [&](int64_t begin, int64_t end) {
+    constexpr int64_t kStackFloats = 4096;
+    float stack[kStackFloats];
+    std::unique_ptr<float[]> heap;
+    float *registers = stack;
+    if (numSlots * tile > kStackFloats) {
+      heap.reset(new float[static_cast<size_t>(numSlots * tile)]);
+      registers = heap.get();
+    }
+    const float *at[kMaxChainInputs + kMaxChainSteps];
+    bool scalar[kMaxChainInputs + kMaxChainSteps] = {};
+    for (int64_t l = 0; l < numInputs; ++l)
+      scalar[l] = reads[l] == Read::Scalar;
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t first = t * tile, n = std::min(tile, count - first);
+      for (int64_t l = 0; l < numInputs; ++l) {
+        const float *data = inputs[l].as<float>();
+        if (reads[l] != Read::Rows) {
+          at[l] = reads[l] == Read::Whole ? data + first : data;
+          continue;
+        }
+        float *to = registers + slotOf[l] * tile;
+        int64_t row = first / width, column = first % width;
+        for (int64_t done = 0; done < n; ++row, column = 0) {
+          int64_t run = std::min(width - column, n - done);
+          const float *from = data + starts[l][row];
+          if (stepOf[l])
+            std::copy(from + column, from + column + run, to + done);
+          else
+            std::fill(to + done, to + done + run, from[0]);
+          done += run;
+        }
+        at[l] = to;
+      }
+      for (int64_t s = 0; s < numSteps; ++s) {
+        const ChainStep &step = steps[s];
+        float *to =
+            s + 1 == numSteps ? result.data() + first : registers + s * tile;
+        const float *x = at[step.a];
+        bool xs = scalar[step.a];
+        if (step.unary) {
+          // A scalar operand is rare (a chain on a constant): the whole
+          // tile of it, then the unary op as its kernel computes it.
+          if (xs) {
+            std::fill(to, to + n, x[0]);
+            x = to;
+          }
+          unaryRow(*step.unary, x, to, n);
+        } else {
+          const float *y = at[step.b];
+          bool ys = scalar[step.b];
+          switch (step.arith) {
+          case ArithKind::Add:
+            chainBinary([](float p, float q) { return p + q; }, x, xs, y, ys,
+                        to, n);
+            break;
+          case ArithKind::Sub:
+            chainBinary([](float p, float q) { return p - q; }, x, xs, y, ys,
+                        to, n);
+            break;
+          case ArithKind::Mul:
+            chainBinary([](float p, float q) { return p * q; }, x, xs, y, ys,
+                        to, n);
+            break;
+          case ArithKind::Div:
+            chainBinary([](float p, float q) { return p / q; }, x, xs, y, ys,
+                        to, n);
+            break;
+          }
+        }
+        at[numInputs + s] = to;
+      }
+    }
+  });
 }
 
 bool rotaryF32(const TensorView &x, const TensorView &cos,

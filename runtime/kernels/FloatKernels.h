@@ -109,6 +109,30 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
 void rmsNormF32(const TensorView &x, const TensorView &gamma, int64_t axis,
                 double epsilon, const TensorView &out);
 
+/// One step of a fused elementwise chain (the exec kernel `elementwise`):
+/// a unary or an arithmetic op on registers `a` (and `b`), the chain's
+/// inputs being registers 0..L-1 and step s's result register L + s.
+struct ChainStep {
+  std::optional<ref::UnaryKind> unary;
+  ArithKind arith = ArithKind::Add;
+  int64_t a = 0, b = -1;
+};
+
+/// Runs `steps` over every element of `out` (the last step's result), in
+/// tiles of 1024 elements that stay in cache: one pass over memory for the
+/// whole chain. Inputs are f32 and broadcast numpy-style to out's shape.
+/// Each step computes what its own kernel computes (the same float
+/// operations; the unary approximations by mapFloatUnary, the others in
+/// double rounded once), so the chain gives the unfused ops' bits.
+void elementwiseChainF32(const std::vector<ChainStep> &steps,
+                         const std::vector<TensorView> &inputs,
+                         const TensorView &out);
+
+/// The steps an `elementwise` kernel's attributes (`ops`, `operands`) name,
+/// as the CPU registry's check reads them (CpuKernels.cpp; the CUDA kernel
+/// reads them the same way); throws PlanError naming the problem.
+std::vector<ChainStep> chainSteps(const KernelArgs &args);
+
 /// rotary as ref::rotary (rotate-half pairs, or interleaved), in float, for
 /// f32 x and tables with x's last dimension broadcasting to it; false
 /// (nothing written) for tables of another last dimension.

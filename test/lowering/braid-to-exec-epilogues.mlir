@@ -1,5 +1,5 @@
-// RUN: braid-opt %s --braid-to-exec=report-memory -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
-// RUN: braid-opt %s --braid-to-exec="report-memory fuse-epilogues=false" -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: braid-opt %s --braid-to-exec="report-memory fuse-elementwise=false" -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
+// RUN: braid-opt %s --braid-to-exec="report-memory fuse-epilogues=false fuse-elementwise=false" -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
 
 // A GPT-2 MLP: fc1's bias add and tanh-GELU (through the reshape between
 // them, which keeps the rows) and fc2's bias add and residual add go into

@@ -15,6 +15,8 @@
 
 #include "runtime/cuda/kernels/ElementwiseOps.cuh"
 #include "runtime/cuda/kernels/KernelTables.h"
+#include "runtime/kernels/CpuKernels.h"
+#include "runtime/kernels/FloatKernels.h"
 
 #include <string>
 
@@ -75,6 +77,36 @@ void runSelect(const KernelArgs &args) {
                 DeviceLaunch{contextOf(args), "select"});
 }
 
+// The chain's unary kinds are the reference's, in the same order.
+static_assert(static_cast<int>(Unary::Neg) ==
+                  static_cast<int>(ref::UnaryKind::Neg) &&
+              static_cast<int>(Unary::Relu) ==
+                  static_cast<int>(ref::UnaryKind::Relu) &&
+              static_cast<int>(Unary::GeluTanh) ==
+                  static_cast<int>(ref::UnaryKind::GeluTanh));
+
+/// The `elementwise` kernel: the steps as the CPU registry reads them
+/// (cpu::chainSteps, which the check already ran), as device ops.
+void runChain(const KernelArgs &args) {
+  std::vector<ew::ChainOp> ops;
+  for (const cpu::ChainStep &step : cpu::chainSteps(args)) {
+    ew::ChainOp op;
+    op.a = static_cast<int>(step.a);
+    op.b = static_cast<int>(step.b);
+    op.isUnary = step.unary.has_value();
+    if (step.unary)
+      op.unary = static_cast<Unary>(static_cast<int>(*step.unary));
+    else
+      op.binary = step.arith == cpu::ArithKind::Add   ? Binary::Add
+                  : step.arith == cpu::ArithKind::Sub ? Binary::Sub
+                  : step.arith == cpu::ArithKind::Mul ? Binary::Mul
+                                                      : Binary::Div;
+    ops.push_back(op);
+  }
+  ew::runChain(ops, args.inputs, args.outputs[0],
+               DeviceLaunch{contextOf(args), "elementwise"});
+}
+
 void runCast(const KernelArgs &args) {
   ew::runCast(args.inputs[0], args.outputs[0],
               DeviceLaunch{contextOf(args), "cast"});
@@ -105,6 +137,7 @@ void addElementwiseKernels(KernelTable &table) {
   table["compare"] = runCompare;
   table["select"] = runSelect;
   table["cast"] = runCast;
+  table["elementwise"] = runChain;
 }
 
 } // namespace braid::rt::cuda

@@ -673,6 +673,137 @@ void runCast(const TensorView &x, const TensorView &out, Launch &&launch) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Fused chains
+//===----------------------------------------------------------------------===//
+
+/// One step of a fused chain (the `elementwise` kernel): a unary op
+/// (`unary`, `b` = -1) or + - * / (`binary`) on registers `a` and `b`
+/// (inputs first, then earlier steps' results).
+struct ChainOp {
+  bool isUnary = true;
+  Unary unary = Unary::Neg;
+  Binary binary = Binary::Add;
+  int a = 0, b = -1;
+};
+
+/// A unary op's float function, chosen at run time.
+BRAID_HD float applyUnary(Unary kind, float x) {
+  switch (kind) {
+  case Unary::Neg:
+    return UnaryFn<Unary::Neg>::apply(x);
+  case Unary::Exp:
+    return UnaryFn<Unary::Exp>::apply(x);
+  case Unary::Log:
+    return UnaryFn<Unary::Log>::apply(x);
+  case Unary::Sqrt:
+    return UnaryFn<Unary::Sqrt>::apply(x);
+  case Unary::Rsqrt:
+    return UnaryFn<Unary::Rsqrt>::apply(x);
+  case Unary::Tanh:
+    return UnaryFn<Unary::Tanh>::apply(x);
+  case Unary::Erf:
+    return UnaryFn<Unary::Erf>::apply(x);
+  case Unary::Sigmoid:
+    return UnaryFn<Unary::Sigmoid>::apply(x);
+  case Unary::Silu:
+    return UnaryFn<Unary::Silu>::apply(x);
+  case Unary::Relu:
+    return UnaryFn<Unary::Relu>::apply(x);
+  case Unary::Gelu:
+    return UnaryFn<Unary::Gelu>::apply(x);
+  case Unary::GeluTanh:
+    return UnaryFn<Unary::GeluTanh>::apply(x);
+  }
+  return x;
+}
+
+/// out[e] = the chain's last step at element e, one thread per element:
+/// the inputs read through their Dims (broadcast) or at e, the steps
+/// evaluated in registers, each exactly as its own kernel computes it
+/// (UnaryFn, BinaryFn), so the chain gives the unfused ops' bits.
+struct ChainFunctor {
+  const float *in[kMaxChainInputs] = {};
+  Dims dims[kMaxChainInputs];
+  bool whole[kMaxChainInputs] = {};
+  ChainOp ops[kMaxChainSteps];
+  int numInputs = 0, numSteps = 0;
+  float *out = nullptr;
+
+  BRAID_HD void operator()(int64_t e) const {
+    float r[kMaxChainInputs + kMaxChainSteps];
+    for (int l = 0; l < numInputs; ++l)
+      r[l] = in[l][whole[l] ? e : offsetOf(dims[l], e)];
+    for (int s = 0; s < numSteps; ++s) {
+      const ChainOp &op = ops[s];
+      float x = r[op.a];
+      float y = op.isUnary ? 0.f : r[op.b];
+      float v;
+      if (op.isUnary) {
+        v = applyUnary(op.unary, x);
+      } else {
+        switch (op.binary) {
+        case Binary::Add:
+          v = BinaryFn<Binary::Add>::apply(x, y);
+          break;
+        case Binary::Sub:
+          v = BinaryFn<Binary::Sub>::apply(x, y);
+          break;
+        case Binary::Mul:
+          v = BinaryFn<Binary::Mul>::apply(x, y);
+          break;
+        default:
+          v = BinaryFn<Binary::Div>::apply(x, y);
+          break;
+        }
+      }
+      r[numInputs + s] = v;
+    }
+    out[e] = r[numInputs + numSteps - 1];
+  }
+};
+
+/// Runs the chain `ops` over every element of `out` (f32; the inputs f32
+/// and broadcasting to it, as the CPU check ensured). An output may be an
+/// input of its shape (each element is read before it is written) but not
+/// overlap one otherwise (one thread's output would be another's input).
+template <typename Launch>
+void runChain(const std::vector<ChainOp> &ops,
+              const std::vector<TensorView> &inputs, const TensorView &out,
+              Launch &&launch) {
+  if (ops.empty() || ops.size() > static_cast<size_t>(kMaxChainSteps) ||
+      inputs.size() > static_cast<size_t>(kMaxChainInputs))
+    throw CudaError("elementwise: " + std::to_string(ops.size()) +
+                    " steps and " + std::to_string(inputs.size()) +
+                    " inputs; a chain has 1 to " +
+                    std::to_string(kMaxChainSteps) + " steps and at most " +
+                    std::to_string(kMaxChainInputs) + " inputs");
+  ChainFunctor chain;
+  chain.numInputs = static_cast<int>(inputs.size());
+  chain.numSteps = static_cast<int>(ops.size());
+  for (size_t s = 0; s < ops.size(); ++s)
+    chain.ops[s] = ops[s];
+  const char *outBytes = static_cast<const char *>(out.data);
+  uint64_t outSize = out.numElements() * sizeof(float);
+  for (size_t l = 0; l < inputs.size(); ++l) {
+    const TensorView &input = inputs[l];
+    chain.in[l] = static_cast<const float *>(input.data);
+    chain.whole[l] = input.shape == out.shape;
+    if (!chain.whole[l])
+      chain.dims[l] = broadcastDims(input.shape, out.shape);
+    const char *inBytes = static_cast<const char *>(input.data);
+    uint64_t inSize = input.numElements() * sizeof(float);
+    bool overlaps = inBytes < outBytes + outSize && outBytes < inBytes + inSize;
+    if (overlaps && !(chain.whole[l] && inBytes == outBytes))
+      throw CudaError("elementwise: the output overlaps input " +
+                      std::to_string(l) + " other than element for element");
+  }
+  chain.out = static_cast<float *>(out.data);
+  int64_t n = out.numElements();
+  if (n > 0)
+    launch(chain, n);
+}
+
 } // namespace braid::rt::cuda::ew
 
 #endif // BRAID_RUNTIME_CUDA_KERNELS_ELEMENTWISEOPS_CUH

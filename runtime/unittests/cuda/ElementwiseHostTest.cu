@@ -595,3 +595,87 @@ TEST(ElementwiseHost, Coalesce) {
 }
 
 } // namespace
+
+namespace {
+
+// A fused chain (the `elementwise` kernel) gives the bits of its ops run one
+// by one through their own functors: inputs of the output's shape, a
+// broadcast row, a broadcast column and a scalar; every binary op and unary
+// ops; an output that is its first input; and the errors for an output
+// overlapping a broadcast input and a chain over the limits.
+TEST(ElementwiseHost, FusedChainGivesTheUnfusedOpsBits) {
+  std::mt19937 rng(11);
+  Shape shape = {3, 5, 12};
+  Buffer x(randomTensor(rng, DType::F32, shape, -3, 3), false);
+  Buffer y(randomTensor(rng, DType::F32, shape, 0.5, 2), false);
+  Buffer row(randomTensor(rng, DType::F32, {12}, -1, 1), false);
+  Buffer column(randomTensor(rng, DType::F32, {3, 5, 1}, 0.5, 1.5), false);
+  Buffer scalar(randomTensor(rng, DType::F32, {1}, 1, 2), false);
+  // Unfused: t0 = x * column; t1 = t0 + row; t2 = gelu_tanh(t1);
+  // t3 = t2 - y; t4 = t3 / scalar; t5 = rsqrt(t4 * t4 + y); t6 = -exp(t5).
+  auto binary = [&](auto kind, const Buffer &a, const Buffer &b) {
+    auto out = std::make_unique<Buffer>(DType::F32, shape, false);
+    ew::runBinary<decltype(kind)::value>(a.view, b.view, out->view, "b",
+                                         HostLaunch{});
+    return out;
+  };
+  auto unary = [&](auto kind, const Buffer &a) {
+    auto out = std::make_unique<Buffer>(DType::F32, shape, false);
+    ew::runUnaryFloat<decltype(kind)::value>(a.view, out->view, "u",
+                                             HostLaunch{});
+    return out;
+  };
+  using B = ew::Binary;
+  using U = ew::Unary;
+  auto t0 = binary(std::integral_constant<B, B::Mul>{}, x, column);
+  auto t1 = binary(std::integral_constant<B, B::Add>{}, *t0, row);
+  auto t2 = unary(std::integral_constant<U, U::GeluTanh>{}, *t1);
+  auto t3 = binary(std::integral_constant<B, B::Sub>{}, *t2, y);
+  auto t4 = binary(std::integral_constant<B, B::Div>{}, *t3, scalar);
+  auto t5a = binary(std::integral_constant<B, B::Mul>{}, *t4, *t4);
+  auto t5b = binary(std::integral_constant<B, B::Add>{}, *t5a, y);
+  auto t5 = unary(std::integral_constant<U, U::Rsqrt>{}, *t5b);
+  auto t6a = unary(std::integral_constant<U, U::Exp>{}, *t5);
+  auto t6 = unary(std::integral_constant<U, U::Neg>{}, *t6a);
+
+  auto op = [](bool isUnary, U u, B b, int a, int r) {
+    ew::ChainOp o;
+    o.isUnary = isUnary, o.unary = u, o.binary = b, o.a = a, o.b = r;
+    return o;
+  };
+  // Registers: x 0, y 1, row 2, column 3, scalar 4, steps from 5.
+  std::vector<ew::ChainOp> ops = {
+      op(false, U::Neg, B::Mul, 0, 3),      op(false, U::Neg, B::Add, 5, 2),
+      op(true, U::GeluTanh, B::Add, 6, -1), op(false, U::Neg, B::Sub, 7, 1),
+      op(false, U::Neg, B::Div, 8, 4),      op(false, U::Neg, B::Mul, 9, 9),
+      op(false, U::Neg, B::Add, 10, 1),     op(true, U::Rsqrt, B::Add, 11, -1),
+      op(true, U::Exp, B::Add, 12, -1),     op(true, U::Neg, B::Add, 13, -1)};
+  Buffer fused(DType::F32, shape, false);
+  ew::runChain(ops, {x.view, y.view, row.view, column.view, scalar.view},
+               fused.view, HostLaunch{});
+  EXPECT_EQ(fused.read().f, t6->read().f);
+
+  // In place over the first input: (x + y) * x.
+  ref::Tensor before = x.read();
+  std::vector<ew::ChainOp> small = {op(false, U::Neg, B::Add, 0, 1),
+                                    op(false, U::Neg, B::Mul, 2, 0)};
+  ew::runChain(small, {x.view, y.view}, x.view, HostLaunch{});
+  ref::Tensor after = x.read(), other = y.read();
+  for (size_t i = 0; i < after.f.size(); ++i)
+    EXPECT_EQ(after.f[i], static_cast<double>((static_cast<float>(before.f[i]) +
+                                               static_cast<float>(other.f[i])) *
+                                              static_cast<float>(before.f[i])));
+
+  // An output over a broadcast input (x's first row read by every row of
+  // x), and too many steps.
+  TensorView firstRow = x.view;
+  firstRow.shape = {12};
+  EXPECT_THROW(ew::runChain(small, {firstRow, y.view}, x.view, HostLaunch{}),
+               std::exception);
+  std::vector<ew::ChainOp> tooMany(braid::rt::kMaxChainSteps + 1,
+                                   op(true, U::Neg, B::Add, 0, -1));
+  EXPECT_THROW(ew::runChain(tooMany, {x.view}, fused.view, HostLaunch{}),
+               std::exception);
+}
+
+} // namespace

@@ -1285,6 +1285,81 @@ TEST(CpuKernelsTest, CrossEntropy) {
   }
 }
 
+// A chain braid-to-exec fused gives the bits of its ops run one by one:
+// inputs of the output's shape, broadcast rows ([N]), a broadcast column
+// ([.., 1]) and a scalar; every arithmetic op and unary ops of both kinds
+// (the float approximations and the double formulas); outputs of 240
+// elements (one tile) and 2100 (tiles crossing rows); and an output that is
+// the chain's first input.
+TEST(CpuKernelsTest, ElementwiseChainGivesTheUnfusedOpsBits) {
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 3, 40}, std::vector<int64_t>{3, 700}}) {
+    int64_t width = shape.back();
+    Shape columnShape = shape;
+    columnShape.back() = 1;
+    Tensor x = randomFloats(DType::F32, shape, -3, 3);
+    Tensor y = randomFloats(DType::F32, shape, 0.5, 2);
+    Tensor bias = randomFloats(DType::F32, {width});
+    Tensor column = randomFloats(DType::F32, columnShape, 0.5, 1.5);
+    Tensor scalar = randomFloats(DType::F32, {1}, 1, 2);
+    auto one = [&](const char *op, const std::vector<Tensor> &in,
+                   const char *tanh = nullptr) {
+      KernelCall call(op);
+      if (tanh)
+        setBool(call.kernel, "tanh", std::string(tanh) == "tanh");
+      for (const Tensor &t : in)
+        call.in(t);
+      return call.out(DType::F32, shape).run()[0];
+    };
+    // t0 = x * column; t1 = t0 + bias; t2 = tanh(t1); t3 = t2 - y;
+    // t4 = t3 / scalar; t5 = gelu_tanh(t4); t6 = exp(t5); t7 = t6 * t6... as
+    // registers: x 0, y 1, bias 2, column 3, scalar 4.
+    Tensor t0 = one("mul", {x, column});
+    Tensor t1 = one("add", {t0, bias});
+    Tensor t2 = one("tanh", {t1});
+    Tensor t3 = one("sub", {t2, y});
+    Tensor t4 = one("div", {t3, scalar});
+    Tensor t5 = one("gelu", {t4}, "tanh");
+    Tensor t6 = one("rsqrt", {one("add", {one("mul", {t5, t5}), y})});
+    Tensor t7 = one("neg", {one("sigmoid", {t6})});
+    KernelCall chain("elementwise");
+    setString(chain.kernel, "ops",
+              "mul,add,tanh,sub,div,gelu_tanh,mul,add,rsqrt,sigmoid,neg");
+    setInts(chain.kernel, "operands",
+            {0,  3,  5,  2,  6, -1, 7,  1,  8,  4,  9,
+             -1, 10, 10, 11, 1, 12, -1, 13, -1, 14, -1});
+    std::vector<Tensor> fused = chain.in(x)
+                                    .in(y)
+                                    .in(bias)
+                                    .in(column)
+                                    .in(scalar)
+                                    .out(DType::F32, shape)
+                                    .run();
+    ASSERT_EQ(fused.size(), 1u);
+    EXPECT_EQ(fused[0].f, t7.f) << shapeToString(shape);
+  }
+  // In place: the output is the first input's buffer.
+  std::vector<float> data(2100), other(2100);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-2, 2);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = uniform(rng), other[i] = uniform(rng);
+  std::vector<float> expected(data.size());
+  for (size_t i = 0; i < data.size(); ++i)
+    expected[i] = (data[i] + other[i]) * data[i];
+  KernelArgs args;
+  plan::Kernel kernel;
+  kernel.set_op("elementwise");
+  setString(kernel, "ops", "add,mul");
+  setInts(kernel, "operands", {0, 1, 2, 0});
+  args.kernel = &kernel;
+  args.inputs = {{DType::F32, {3, 700}, data.data()},
+                 {DType::F32, {3, 700}, other.data()}};
+  args.outputs = {{DType::F32, {3, 700}, data.data()}};
+  cpuKernels().lookup("elementwise")->run(args);
+  EXPECT_EQ(data, expected);
+}
+
 TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
   auto error = [](KernelCall call) -> std::string {
     try {
@@ -1306,6 +1381,25 @@ TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
   setString(compare.kernel, "kind", "approx");
   EXPECT_THAT(error(compare.in(x).in(x).out(DType::I1, {2, 3})),
               testing::HasSubstr("compare kind 'approx'"));
+  auto chain = [&](const char *ops, std::vector<int64_t> operands,
+                   std::vector<int64_t> inputShape = {2, 3}) {
+    KernelCall call("elementwise");
+    setString(call.kernel, "ops", ops);
+    setInts(call.kernel, "operands", std::move(operands));
+    return call.in(randomFloats(DType::F32, inputShape))
+        .out(DType::F32, {2, 3});
+  };
+  EXPECT_THAT(error(chain("add,cosh", {0, 0, 1, -1})),
+              testing::HasSubstr("step 1 is 'cosh', not an elementwise op"));
+  EXPECT_THAT(error(chain("add,tanh", {0, 0, 2, -1})),
+              testing::HasSubstr("operands of step 1 (tanh): 2, -1"));
+  EXPECT_THAT(error(chain("tanh", {0, 0})),
+              testing::HasSubstr("a unary op's second is -1"));
+  EXPECT_THAT(error(chain("add", {0, 0, 1})),
+              testing::HasSubstr("operands: 3 registers for 1 steps"));
+  EXPECT_THAT(error(chain("exp", {0, -1}, {4})),
+              testing::HasSubstr("input 0 f32 [4] does not broadcast to the "
+                                 "output f32 [2, 3]"));
   KernelCall slice("slice");
   setInts(slice.kernel, "static_offsets", {1, 2});
   setInts(slice.kernel, "static_sizes", {1, 2});

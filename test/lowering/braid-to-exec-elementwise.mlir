@@ -1,0 +1,74 @@
+// RUN: braid-opt %s --braid-to-exec=report-memory -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
+// RUN: braid-opt %s --braid-to-exec="report-memory fuse-elementwise=false" -split-input-file -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
+
+// An AdamW-like update: m2 = m b1 + g c (a tree: both multiplies move down
+// into the add), and p2 = p - m2 / (sqrt(v) + eps), whose tree stops at
+// m2 (also returned: a leaf). Two kernels, one pass each; the leaves are
+// numbered in the order the tree reads them, the ops in evaluation order.
+// CHECK: remark: arena: 960 bytes
+// CHECK-LABEL: exec.plan @main
+// CHECK-DAG: exec.input "input_0" @[[P:b[0-9]+]]
+// CHECK-DAG: exec.input "input_1" @[[M:b[0-9]+]]
+// CHECK-DAG: exec.input "input_2" @[[V:b[0-9]+]]
+// CHECK-DAG: exec.input "input_3" @[[G:b[0-9]+]]
+// CHECK-DAG: exec.constant @[[B1:b[0-9]+]] dense<0.899999976>
+// CHECK-DAG: exec.constant @[[C:b[0-9]+]] dense<1.000000e-01>
+// CHECK-DAG: exec.constant @[[EPS:b[0-9]+]] dense<9.99999993E-9>
+// CHECK: exec.stream "compute" {
+// CHECK-NEXT: exec.kernel "elementwise"([@[[M]], @[[B1]], @[[G]], @[[C]]]) -> ([@[[M2:b[0-9]+]]]) {operands = array<i64: 0, 1, 2, 3, 4, 5>, ops = "mul,mul,add"} flops 96 bytes 392
+// CHECK-NEXT: exec.kernel "elementwise"([@[[P]], @[[M2]], @[[V]], @[[EPS]]]) -> ([@{{b[0-9]+}}]) {operands = array<i64: 2, -1, 4, 3, 1, 5, 0, 6>, ops = "sqrt,add,div,sub"} flops 128 bytes 516
+// CHECK-NEXT: {{^ *}}}{{$}}
+// Without the fusion: seven kernels and a larger arena.
+// OFF: remark: arena: 1216 bytes
+// OFF: exec.stream "compute" {
+// OFF-COUNT-7: exec.kernel
+// OFF-NEXT: {{^ *}}}{{$}}
+func.func @main(%p: tensor<4x8xf32>, %m: tensor<4x8xf32>, %v: tensor<4x8xf32>, %g: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %b1 = braid.constant dense<0.9> : tensor<f32>
+  %c = braid.constant dense<0.1> : tensor<f32>
+  %eps = braid.constant dense<1.0e-8> : tensor<f32>
+  %a = braid.mul %m, %b1 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %b = braid.mul %g, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %m2 = braid.add %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = braid.sqrt %v : tensor<4x8xf32>
+  %d = braid.add %s, %eps : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %u = braid.div %m2, %d : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p2 = braid.sub %p, %u : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %m2, %p2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// What is not fused. An op of another shape (the [4, 1] row scale is a
+// leaf of the [4, 8] tree, computed apart); an intermediate with a second
+// user (a leaf, computed apart); a producer with an event between it and
+// its user (it cannot move down past the wait); f16.
+// CHECK-LABEL: exec.plan @main
+// CHECK: exec.stream "compute" {
+// CHECK-NEXT: exec.kernel "exp"
+// CHECK-NEXT: exec.kernel "tanh"
+// CHECK-NEXT: exec.kernel "elementwise"({{.*}}) {operands = array<i64: 0, 1, 2, 1>, ops = "mul,add"}
+// CHECK-NEXT: exec.kernel "neg"
+// CHECK-NEXT: exec.record
+// CHECK: exec.wait
+// CHECK-NEXT: exec.kernel "add"
+// CHECK-NEXT: exec.kernel "neg"
+// CHECK-NEXT: exec.kernel "add"
+// CHECK-NEXT: {{^ *}}}{{$}}
+braid.mesh @world(tp = 2)
+func.func @main(%x: tensor<4x8xf32>, %r: tensor<4x1xf32>, %h: tensor<4x8xf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>) {
+  %e = braid.exp %r : tensor<4x1xf32>
+  %t = braid.tanh %x : tensor<4x8xf32>
+  %y = braid.mul %e, %t : (tensor<4x1xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = braid.add %y, %t : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = braid.neg %x : tensor<4x8xf32>
+  %f = braid.async on "comm" {
+    %a = braid.all_reduce %x on @world["tp"] sum : tensor<4x8xf32>
+    braid.yield %a : tensor<4x8xf32>
+  } : !braid.future<tensor<4x8xf32>>
+  %w = braid.await %f : tensor<4x8xf32>
+  %k = braid.add %n, %w : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %hn = braid.neg %h : tensor<4x8xf16>
+  %ha = braid.add %hn, %h : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %z, %k, %w, %ha : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>
+}
