@@ -93,6 +93,7 @@ private:
   LogicalResult linearize(Block &block, StringRef stream);
   void fuseEpilogues();
   void fuseElementwise();
+  bool updateWeightsInPlace();
   /// The tensors an instruction reads and writes (a fused matmul's
   /// epilogue operands and final result included).
   SmallVector<Value> inputsOf(Operation *op);
@@ -489,6 +490,69 @@ void Lowering::fuseElementwise() {
   llvm::erase_if(values, [&](Value value) { return gone.contains(value); });
 }
 
+/// A state weight's next value written over the weight itself, so that no
+/// copy is needed at the end of the step (and the value needs no buffer of
+/// its own): when an elementwise kernel (an op, or a fused tree's root) on
+/// the main stream makes the value, the step reads the weight once, with
+/// the value's type, and every reader of it (through reshapes) is a main
+/// stream instruction at or before that kernel. The kernel may read the
+/// weight itself: elementwise, each element is read before it is written.
+/// Anything else (a reader on another stream, such as a ZeRO gather; a
+/// reader absorbed where it cannot be placed; a value set twice) keeps the
+/// copy. Returns whether any weight was aliased.
+bool Lowering::updateWeightsInPlace() {
+  llvm::DenseMap<Operation *, size_t> position = positions(program);
+  // Ops fused into a tree run at its root's position.
+  for (auto &[root, group] : groups)
+    for (Operation *op : group.ops)
+      position[op] = position.lookup(root);
+  llvm::DenseMap<Value, int> setCount;
+  for (SetWeightOp set : setWeights)
+    ++setCount[set.getValue()];
+  bool any = false;
+  for (SetWeightOp set : setWeights) {
+    Value next = set.getValue();
+    Operation *writer = next.getDefiningOp();
+    auto at = writer ? position.find(writer) : position.end();
+    if (setCount[next] != 1 || at == position.end() ||
+        program[at->second].op != writer ||
+        program[at->second].stream != AsyncOp::getMainStream() ||
+        (!groups.count(writer) && chainName(writer).empty()))
+      continue;
+    SmallVector<GetWeightOp> reads;
+    main.walk([&](GetWeightOp read) {
+      if (read.getName() == set.getName())
+        reads.push_back(read);
+    });
+    if (reads.size() != 1 || reads[0].getType() != next.getType() ||
+        reads[0].getBlock() || reads[0].getMeshAttr() != set.getMeshAttr() ||
+        reads[0].getShardingAttr() != set.getShardingAttr() ||
+        leader(reads[0].getResult()) == leader(next))
+      continue;
+    bool safe = true;
+    SmallVector<Value> pending{reads[0].getResult()};
+    while (safe && !pending.empty()) {
+      Value value = pending.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+          pending.push_back(reshape.getResult());
+          continue;
+        }
+        auto found = position.find(user);
+        safe = found != position.end() && found->second <= at->second &&
+               program[found->second].stream == AsyncOp::getMainStream();
+        if (!safe)
+          break;
+      }
+    }
+    if (!safe)
+      continue;
+    aliases.unionSets(reads[0].getResult(), next);
+    any = true;
+  }
+  return any;
+}
+
 SmallVector<Value> Lowering::inputsOf(Operation *op) {
   if (auto group = groups.find(op); group != groups.end())
     return group->second.leaves;
@@ -644,6 +708,26 @@ FailureOr<int64_t> Lowering::run() {
     tryFusion(&Lowering::fuseEpilogues, epilogues);
   if (fuseChains)
     tryFusion(&Lowering::fuseElementwise, groups);
+  // Weights updated in place: their next values need no buffer of their
+  // own and no copy; kept, like fusion, only when first fit packs the rest
+  // no worse (so braid-schedule's estimate of the unfused arena stays an
+  // upper bound of the plan's).
+  llvm::EquivalenceClasses<Value> separate = aliases;
+  if (updateWeightsInPlace()) {
+    auto separateRanges = std::move(ranges);
+    auto separateOffsets = std::move(offsets);
+    ranges.clear();
+    offsets.clear();
+    computeLiveRanges();
+    int64_t inPlace = allocate();
+    if (inPlace <= arena) {
+      arena = inPlace;
+    } else {
+      aliases = std::move(separate);
+      ranges = std::move(separateRanges);
+      offsets = std::move(separateOffsets);
+    }
+  }
   if (failed(emit(arena)))
     return failure();
   return arena;
@@ -902,7 +986,7 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
                    : read.getSharding() ? " (a shard)"
                                         : " (whole)")
                << ": a state weight is stored one way";
-      if (bufferOf(read.getResult()) == bufferOf(set.getValue()))
+      if (leader(read.getResult()) == leader(set.getValue()))
         continue;
       int64_t bytes = getNumBytes(set.getValue());
       exec::KernelOp::create(

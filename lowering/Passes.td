@@ -46,6 +46,12 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
       for a unary op's second); at most 8 inputs and 32 ops. Each op
       computes what its own kernel computes, so the results are the same
       bits, in one pass over memory. Kept under the same arena rule.
+    * a state weight's next value (`braid.set_weight`) is copied into the
+      weight after the rest of the step, except when an elementwise kernel
+      on the main stream makes it, the step reads the weight once, and
+      every reader of the weight runs on the main stream no later than that
+      kernel: the kernel then writes the value over the weight (its buffer
+      is the weight's), with no copy and no buffer of its own.
     * compute ops become `exec.kernel` with their attributes and cost;
       collectives become `exec.collective`; weights, constants, inputs and
       outputs become bindings; `braid.rank` and index arithmetic become
