@@ -93,7 +93,9 @@ private:
   LogicalResult linearize(Block &block, StringRef stream);
   void fuseEpilogues();
   void fuseElementwise();
-  bool updateWeightsInPlace();
+  void updateWeightsInPlace();
+  /// The step's reads of weight `name`.
+  SmallVector<GetWeightOp> weightReads(StringRef name);
   /// The tensors an instruction reads and writes (a fused matmul's
   /// epilogue operands and final result included).
   SmallVector<Value> inputsOf(Operation *op);
@@ -426,7 +428,9 @@ void Lowering::fuseElementwise() {
       return true;
     };
     ElementwiseGroup group;
-    size_t taken = 1;
+    // Positions of the producers this tree takes in (undone if the tree is
+    // not kept).
+    SmallVector<size_t> taken;
     // Each operand of each op: a tree op (by index, encoded as -1 - index)
     // or a leaf (by index), resolved to registers at the end.
     SmallVector<std::pair<int64_t, int64_t>> refs;
@@ -435,15 +439,14 @@ void Lowering::fuseElementwise() {
       for (Value operand : op->getOperands()) {
         Operation *def = operand.getDefiningOp();
         auto at = def ? position.find(def) : position.end();
-        bool fusible = at != position.end() && at->second < i &&
-                       !absorbed[at->second] && operand.hasOneUse() &&
-                       def->getResult(0).getType() == type &&
-                       !chainName(def).empty() && taken < kMaxChainSteps &&
-                       canMoveDown(at->second);
+        bool fusible =
+            at != position.end() && at->second < i && !absorbed[at->second] &&
+            operand.hasOneUse() && def->getResult(0).getType() == type &&
+            !chainName(def).empty() && taken.size() + 1 < kMaxChainSteps &&
+            canMoveDown(at->second);
         if (fusible) {
-          ++taken;
+          taken.push_back(at->second);
           absorbed[at->second] = true;
-          gone.insert(operand);
           collect(def);
           mine.push_back(-1 - static_cast<int64_t>(group.ops.size() - 1));
           continue;
@@ -458,16 +461,17 @@ void Lowering::fuseElementwise() {
       group.ops.push_back(op);
       refs.push_back({mine[0], mine.size() > 1 ? mine[1] : INT64_MAX});
     };
-    std::vector<bool> before = absorbed;
     collect(root.op);
     if (group.ops.size() < 2 || group.leaves.size() > kMaxChainInputs) {
       // Nothing to fuse, or too many inputs for the kernel: undo.
-      absorbed = std::move(before);
-      for (Operation *op : group.ops)
-        if (op != root.op)
-          gone.erase(op->getResult(0));
+      for (size_t at : taken)
+        absorbed[at] = false;
       continue;
     }
+    // The values inside the tree get no buffer.
+    for (Operation *op : group.ops)
+      if (op != root.op)
+        gone.insert(op->getResult(0));
     int64_t numLeaves = static_cast<int64_t>(group.leaves.size());
     auto reg = [&](int64_t ref) {
       return ref == INT64_MAX ? int64_t{-1}
@@ -499,8 +503,8 @@ void Lowering::fuseElementwise() {
 /// weight itself: elementwise, each element is read before it is written.
 /// Anything else (a reader on another stream, such as a ZeRO gather; a
 /// reader absorbed where it cannot be placed; a value set twice) keeps the
-/// copy. Returns whether any weight was aliased.
-bool Lowering::updateWeightsInPlace() {
+/// copy.
+void Lowering::updateWeightsInPlace() {
   llvm::DenseMap<Operation *, size_t> position = positions(program);
   // Ops fused into a tree run at its root's position.
   for (auto &[root, group] : groups)
@@ -509,7 +513,6 @@ bool Lowering::updateWeightsInPlace() {
   llvm::DenseMap<Value, int> setCount;
   for (SetWeightOp set : setWeights)
     ++setCount[set.getValue()];
-  bool any = false;
   for (SetWeightOp set : setWeights) {
     Value next = set.getValue();
     Operation *writer = next.getDefiningOp();
@@ -519,11 +522,7 @@ bool Lowering::updateWeightsInPlace() {
         program[at->second].stream != AsyncOp::getMainStream() ||
         (!groups.count(writer) && chainName(writer).empty()))
       continue;
-    SmallVector<GetWeightOp> reads;
-    main.walk([&](GetWeightOp read) {
-      if (read.getName() == set.getName())
-        reads.push_back(read);
-    });
+    SmallVector<GetWeightOp> reads = weightReads(set.getName());
     if (reads.size() != 1 || reads[0].getType() != next.getType() ||
         reads[0].getBlock() || reads[0].getMeshAttr() != set.getMeshAttr() ||
         reads[0].getShardingAttr() != set.getShardingAttr() ||
@@ -548,9 +547,16 @@ bool Lowering::updateWeightsInPlace() {
     if (!safe)
       continue;
     aliases.unionSets(reads[0].getResult(), next);
-    any = true;
   }
-  return any;
+}
+
+SmallVector<GetWeightOp> Lowering::weightReads(StringRef name) {
+  SmallVector<GetWeightOp> reads;
+  main.walk([&](GetWeightOp read) {
+    if (read.getName() == name)
+      reads.push_back(read);
+  });
+  return reads;
 }
 
 SmallVector<Value> Lowering::inputsOf(Operation *op) {
@@ -677,57 +683,42 @@ FailureOr<int64_t> Lowering::run() {
     return failure();
   computeLiveRanges();
   int64_t arena = allocate();
-  // Fusion drops buffers and shortens lifetimes (a fused producer's inputs
-  // live longer, though), and first fit over the new lifetimes can pack
-  // worse (a LLaMA ZeRO-3 training step: 1,890,048 bytes with fused
-  // epilogues against 1,762,048 without, above the memory limit
-  // braid-schedule planned for). Each fusion is kept only when the arena
-  // it leads to is no larger: epilogues first, then elementwise trees on
-  // top.
-  auto tryFusion = [&](void (Lowering::*fuseStep)(), auto &fusedOps) {
-    std::vector<Instruction> unfusedProgram = program;
-    SmallVector<Value> unfusedValues = values;
-    auto unfusedRanges = std::move(ranges);
-    auto unfusedOffsets = std::move(offsets);
+  // Each change below drops buffers and shortens lifetimes (a fused
+  // producer's inputs live longer, though), but first fit over the new
+  // lifetimes can pack worse (a LLaMA ZeRO-3 training step: 1,890,048 bytes
+  // with fused epilogues against 1,762,048 without, above the memory limit
+  // braid-schedule planned for). Each is kept only when the arena it leads
+  // to is no larger, so braid-schedule's estimate, which models none of
+  // them, stays an upper bound of the plan's arena.
+  auto keepIfNoLarger = [&](auto change) {
+    std::vector<Instruction> savedProgram = program;
+    SmallVector<Value> savedValues = values;
+    llvm::EquivalenceClasses<Value> savedAliases = aliases;
+    auto savedRanges = std::move(ranges);
+    auto savedOffsets = std::move(offsets);
     ranges.clear();
     offsets.clear();
-    (this->*fuseStep)();
+    change();
     computeLiveRanges();
-    int64_t fused = allocate();
-    if (fused <= arena) {
-      arena = fused;
-      return;
+    int64_t changed = allocate();
+    if (changed <= arena) {
+      arena = changed;
+      return true;
     }
-    program = std::move(unfusedProgram);
-    values = std::move(unfusedValues);
-    ranges = std::move(unfusedRanges);
-    offsets = std::move(unfusedOffsets);
-    fusedOps.clear();
+    program = std::move(savedProgram);
+    values = std::move(savedValues);
+    aliases = std::move(savedAliases);
+    ranges = std::move(savedRanges);
+    offsets = std::move(savedOffsets);
+    return false;
   };
-  if (fuse)
-    tryFusion(&Lowering::fuseEpilogues, epilogues);
-  if (fuseChains)
-    tryFusion(&Lowering::fuseElementwise, groups);
+  if (fuse && !keepIfNoLarger([&] { fuseEpilogues(); }))
+    epilogues.clear();
+  if (fuseChains && !keepIfNoLarger([&] { fuseElementwise(); }))
+    groups.clear();
   // Weights updated in place: their next values need no buffer of their
-  // own and no copy; kept, like fusion, only when first fit packs the rest
-  // no worse (so braid-schedule's estimate of the unfused arena stays an
-  // upper bound of the plan's).
-  llvm::EquivalenceClasses<Value> separate = aliases;
-  if (updateWeightsInPlace()) {
-    auto separateRanges = std::move(ranges);
-    auto separateOffsets = std::move(offsets);
-    ranges.clear();
-    offsets.clear();
-    computeLiveRanges();
-    int64_t inPlace = allocate();
-    if (inPlace <= arena) {
-      arena = inPlace;
-    } else {
-      aliases = std::move(separate);
-      ranges = std::move(separateRanges);
-      offsets = std::move(separateOffsets);
-    }
-  }
+  // own and no copy.
+  keepIfNoLarger([&] { updateWeightsInPlace(); });
   if (failed(emit(arena)))
     return failure();
   return arena;
@@ -966,11 +957,7 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
   OpBuilder sb =
       OpBuilder::atBlockEnd(&streamOf(AsyncOp::getMainStream()).getBody().front());
   for (SetWeightOp set : setWeights) {
-    SmallVector<GetWeightOp> reads;
-    main.walk([&](GetWeightOp read) {
-      if (read.getName() == set.getName())
-        reads.push_back(read);
-    });
+    SmallVector<GetWeightOp> reads = weightReads(set.getName());
     if (reads.empty())
       return set.emitOpError("sets weight '")
              << set.getName() << "', which the step never reads";

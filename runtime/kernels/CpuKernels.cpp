@@ -182,6 +182,23 @@ MatmulShape matmulShape(const TensorView &a, const TensorView &b,
   return s;
 }
 
+/// The unary ops kernel attributes name (an epilogue's activation, a
+/// chain's steps): the braid ops' names, gelu_tanh for the tanh-GELU.
+const std::pair<const char *, ref::UnaryKind> kUnaryNames[] = {
+    {"neg", ref::UnaryKind::Neg},     {"exp", ref::UnaryKind::Exp},
+    {"log", ref::UnaryKind::Log},     {"sqrt", ref::UnaryKind::Sqrt},
+    {"rsqrt", ref::UnaryKind::Rsqrt}, {"tanh", ref::UnaryKind::Tanh},
+    {"erf", ref::UnaryKind::Erf},     {"sigmoid", ref::UnaryKind::Sigmoid},
+    {"silu", ref::UnaryKind::Silu},   {"relu", ref::UnaryKind::Relu},
+    {"gelu", ref::UnaryKind::Gelu},   {"gelu_tanh", ref::UnaryKind::GeluTanh}};
+
+std::optional<ref::UnaryKind> unaryNamed(const std::string &name) {
+  for (const auto &[n, kind] : kUnaryNames)
+    if (name == n)
+      return kind;
+  return std::nullopt;
+}
+
 /// A matmul's epilogue (braid-to-exec's fusion of the bias add, the
 /// activation and the residual add that follow it): `has_bias` and
 /// `has_addend` say which of inputs 2 and 3 are there, `activation` names
@@ -202,15 +219,10 @@ cpu::MatmulEpilogue matmulEpilogue(const KernelArgs &args) {
     epilogue.addend = &args.inputs[wanted - 1];
   if (attrs.has("activation")) {
     const std::string &name = attrs.getString("activation");
-    if (name == "gelu")
-      epilogue.activation = ref::UnaryKind::Gelu;
-    else if (name == "gelu_tanh")
-      epilogue.activation = ref::UnaryKind::GeluTanh;
-    else if (name == "silu")
-      epilogue.activation = ref::UnaryKind::Silu;
-    else if (name == "relu")
-      epilogue.activation = ref::UnaryKind::Relu;
-    else
+    using U = ref::UnaryKind;
+    epilogue.activation = unaryNamed(name);
+    if (epilogue.activation != U::Gelu && epilogue.activation != U::GeluTanh &&
+        epilogue.activation != U::Silu && epilogue.activation != U::Relu)
       fail("activation '" + name +
            "' is not one of gelu, gelu_tanh, silu, relu");
   }
@@ -797,13 +809,7 @@ std::vector<cpu::ChainStep> parseChainSteps(const KernelArgs &args) {
   KernelAttrs attrs = args.attrs();
   const std::string &ops = attrs.getString("ops");
   std::vector<int64_t> operands = attrs.getInts("operands");
-  using U = ref::UnaryKind;
   using A = cpu::ArithKind;
-  static const std::pair<const char *, U> unaries[] = {
-      {"neg", U::Neg},   {"exp", U::Exp},         {"log", U::Log},
-      {"sqrt", U::Sqrt}, {"rsqrt", U::Rsqrt},     {"tanh", U::Tanh},
-      {"erf", U::Erf},   {"sigmoid", U::Sigmoid}, {"silu", U::Silu},
-      {"relu", U::Relu}, {"gelu", U::Gelu},       {"gelu_tanh", U::GeluTanh}};
   static const std::pair<const char *, A> ariths[] = {
       {"add", A::Add}, {"sub", A::Sub}, {"mul", A::Mul}, {"div", A::Div}};
   std::vector<cpu::ChainStep> steps;
@@ -814,10 +820,8 @@ std::vector<cpu::ChainStep> parseChainSteps(const KernelArgs &args) {
     std::string name = ops.substr(from, comma - from);
     from = comma + 1;
     cpu::ChainStep step;
-    bool known = false;
-    for (const auto &[n, kind] : unaries)
-      if (name == n)
-        step.unary = kind, known = true;
+    step.unary = unaryNamed(name);
+    bool known = step.unary.has_value();
     for (const auto &[n, kind] : ariths)
       if (name == n)
         step.arith = kind, known = true;
@@ -1194,6 +1198,10 @@ const KernelRegistry &cpuKernels() {
 
 std::vector<cpu::ChainStep> cpu::chainSteps(const KernelArgs &args) {
   return parseChainSteps(args);
+}
+
+std::optional<ref::UnaryKind> cpu::unaryKindNamed(const std::string &name) {
+  return unaryNamed(name);
 }
 
 } // namespace braid::rt

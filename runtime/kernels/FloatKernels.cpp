@@ -208,6 +208,8 @@ void gemm(bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
 } // namespace
 
 namespace {
+void unaryRow(ref::UnaryKind kind, const float *in, float *y, int64_t count);
+
 /// rows x n products at `product` through the (non-empty) epilogue into
 /// `out` (which may be `product`), row by row: bias, activation, addend in
 /// one pass.
@@ -226,13 +228,8 @@ void applyEpilogue(const float *product, float *out, int64_t rows, int64_t n,
         from = to;
       }
       if (epilogue.activation) {
-        if (*epilogue.activation == ref::UnaryKind::Relu) {
-          for (int64_t j = 0; j < n; ++j)
-            to[j] = from[j] > 0 ? from[j] : 0.0f;
-        } else if (!mapFloatUnary(*epilogue.activation, from, to, n,
-                                  /*avx512=*/true)) {
-          throw std::logic_error("matmul epilogue: no float activation");
-        }
+        // As the activation's own kernel computes it.
+        unaryRow(*epilogue.activation, from, to, n);
         from = to;
       }
       if (addend) {

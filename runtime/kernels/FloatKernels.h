@@ -133,6 +133,11 @@ void elementwiseChainF32(const std::vector<ChainStep> &steps,
 /// reads them the same way); throws PlanError naming the problem.
 std::vector<ChainStep> chainSteps(const KernelArgs &args);
 
+/// The unary kind a kernel attribute names (`activation`, a chain's `ops`:
+/// the braid ops' names, gelu_tanh for the tanh-GELU), if any
+/// (CpuKernels.cpp; the CUDA kernels read the names the same way).
+std::optional<ref::UnaryKind> unaryKindNamed(const std::string &name);
+
 /// rotary as ref::rotary (rotate-half pairs, or interleaved), in float, for
 /// f32 x and tables with x's last dimension broadcasting to it; false
 /// (nothing written) for tables of another last dimension.

@@ -256,25 +256,33 @@ bool mapFloatUnaryHere(ref::UnaryKind kind, const float *x, float *y,
   }
 }
 
-/// Sixteen running float sums of `f(x[i])` over a row, lane i % 16 taking
-/// element i, then added pairwise: sixteen independent sums let the loop
-/// vectorize, which one sum (ordered float adds) does not, and the order
-/// does not depend on the vector width.
-template <typename F> float laneSum(const float *x, int64_t size, F f) {
+/// combine(...combine(identity, f(x[0]))..., f(x[size - 1])) in sixteen
+/// running lanes, lane i % 16 taking element i, the lanes then combined
+/// pairwise: sixteen independent chains let the loop vectorize, which one
+/// (ordered float adds, say) does not, and the order does not depend on
+/// the vector width.
+template <typename F, typename C>
+float laneReduce(const float *x, int64_t size, float identity, F f, C combine) {
   constexpr int64_t kLanes = 16;
-  float lanes[kLanes] = {};
+  float lanes[kLanes];
+  std::fill(lanes, lanes + kLanes, identity);
   int64_t i = 0;
   for (; i + kLanes <= size; i += kLanes)
     for (int64_t l = 0; l < kLanes; ++l)
-      lanes[l] += f(x[i + l]);
+      lanes[l] = combine(lanes[l], f(x[i + l]));
   for (int64_t l = 0; i + l < size; ++l)
-    lanes[l] += f(x[i + l]);
-  // Pairwise, in float: sixteen dependent double adds cost more than the
-  // whole row's pass at size 64.
+    lanes[l] = combine(lanes[l], f(x[i + l]));
   for (int64_t width = kLanes / 2; width > 0; width /= 2)
     for (int64_t l = 0; l < width; ++l)
-      lanes[l] += lanes[l + width];
+      lanes[l] = combine(lanes[l], lanes[l + width]);
   return lanes[0];
+}
+
+/// The float sum of f(x[i]) over a row, by laneReduce (pairwise in float:
+/// sixteen dependent double adds cost more than a whole 64-element row).
+template <typename F> float laneSum(const float *x, int64_t size, F f) {
+  return laneReduce(x, size, 0.0f, f,
+                    [](float acc, float v) { return acc + v; });
 }
 
 /// Layer normalization (`centered`: mean and variance, then gamma and the
@@ -316,22 +324,12 @@ void normRowsHere(const float *x, const float *gamma, const float *beta,
   }
 }
 
-/// The largest of x[0, size) (-inf for none), in sixteen lanes as laneSum
-/// (a NaN is passed over, as a compare-and-select passes it).
+/// The largest of x[0, size) (-inf for none), by laneReduce (a NaN is
+/// passed over, as a compare-and-select passes it).
 inline float laneMax(const float *x, int64_t size) {
-  constexpr int64_t kLanes = 16;
-  float lanes[kLanes];
-  std::fill(lanes, lanes + kLanes, -INFINITY);
-  int64_t i = 0;
-  for (; i + kLanes <= size; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l)
-      lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
-  for (int64_t l = 0; i + l < size; ++l)
-    lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
-  for (int64_t width = kLanes / 2; width > 0; width /= 2)
-    for (int64_t l = 0; l < width; ++l)
-      lanes[l] = lanes[l + width] > lanes[l] ? lanes[l + width] : lanes[l];
-  return lanes[0];
+  return laneReduce(
+      x, size, -INFINITY, [](float v) { return v; },
+      [](float acc, float v) { return v > acc ? v : acc; });
 }
 
 /// One query row of scaled, masked scores -> softmax weights, in place, in

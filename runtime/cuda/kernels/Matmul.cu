@@ -19,6 +19,7 @@
 #include "runtime/cuda/kernels/CudaCommon.cuh"
 #include "runtime/cuda/kernels/ElementwiseOps.cuh"
 #include "runtime/cuda/kernels/KernelTables.h"
+#include "runtime/kernels/FloatKernels.h"
 
 #include <algorithm>
 #include <limits>
@@ -131,33 +132,17 @@ void runGemm(const Gemm &g, CudaContext &ctx) {
 /// product into out (which overlaps none of the epilogue's inputs: checked
 /// before the GEMM).
 struct EpilogueOp {
-  using Unary = ew::Unary;
-  template <Unary K> using Fn = ew::UnaryFn<K>;
   float *out;
   const float *bias;
   const float *addend;
   int64_t n;
-  int activation; // -1 none, else a Unary
+  int activation; // -1 none, else an ew::Unary
   BRAID_HD void operator()(int64_t i) const {
     float v = out[i];
     if (bias)
       v += bias[i % n];
-    switch (activation) {
-    case static_cast<int>(Unary::Gelu):
-      v = Fn<Unary::Gelu>::apply(v);
-      break;
-    case static_cast<int>(Unary::GeluTanh):
-      v = Fn<Unary::GeluTanh>::apply(v);
-      break;
-    case static_cast<int>(Unary::Silu):
-      v = Fn<Unary::Silu>::apply(v);
-      break;
-    case static_cast<int>(Unary::Relu):
-      v = Fn<Unary::Relu>::apply(v);
-      break;
-    default:
-      break;
-    }
+    if (activation >= 0)
+      v = ew::applyUnary(static_cast<ew::Unary>(activation), v);
     if (addend)
       v += addend[i];
     out[i] = v;
@@ -183,15 +168,12 @@ void runMatmul(const KernelArgs &args) {
       throw CudaError("matmul: the output of a matmul with an epilogue "
                       "overlaps one of its inputs (braid-to-exec never "
                       "plans that)");
+  // The CPU's check accepted the name; ew::Unary has ref::UnaryKind's
+  // order (asserted in Elementwise.cu).
   int activation = -1;
-  if (hasActivation) {
-    const std::string &name = attrs.getString("activation");
-    using ew::Unary;
-    activation = static_cast<int>(name == "gelu"        ? Unary::Gelu
-                                  : name == "gelu_tanh" ? Unary::GeluTanh
-                                  : name == "silu"      ? Unary::Silu
-                                                        : Unary::Relu);
-  }
+  if (hasActivation)
+    activation =
+        static_cast<int>(*cpu::unaryKindNamed(attrs.getString("activation")));
   runMatmulProduct(args);
   int64_t n = c.shape.back();
   EpilogueOp op{c.as<float>(), bias ? bias->as<float>() : nullptr,
