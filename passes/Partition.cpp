@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir {
@@ -47,6 +48,11 @@ struct AxisStrategy {
   /// Megatron sequence parallelism: partial sums are reduce-scattered along
   /// the token dimension instead of all-reduced.
   bool sequenceParallel = false;
+  /// Context parallelism: a partial sum of activations (the backward's
+  /// gradient of keys and values gathered along the sequence) is
+  /// reduce-scattered along its sequence dimension, the transpose of that
+  /// all-gather, instead of all-reduced and computed whole on every rank.
+  bool contextParallel = false;
   /// Expert parallelism: ops contracting expert weights are split by the
   /// factor the weight shares with the activations (the experts), and ops
   /// routing tokens split their tokens.
@@ -210,6 +216,11 @@ private:
   /// all-reduce, or with sequence parallelism a reduce-scatter along the
   /// token dimension.
   Value complete(Value v, Operation *user);
+  /// The dimension of `type` that holds the program's tokens, with the
+  /// batch outer to it where tokens are flattened ([B * S, ...]), when a
+  /// partial value of that type is reduce-scattered there (sequence or
+  /// context parallelism); std::nullopt to all-reduce it.
+  std::optional<Shard> tokenShard(RankedTensorType type) const;
   /// The whole tensor of the sharded value `v`, gathered before `user`.
   FailureOr<Value> gather(Value v, Operation *user);
   /// `v` sharded as `want` for `user`: kept, exchanged from another sharded
@@ -326,6 +337,9 @@ private:
   /// The batch and sequence sizes of the program's token inputs ([B, S]):
   /// a dimension of B * S elements holds flattened tokens.
   int64_t tokenBatch = 1, tokenSequence = 1;
+  /// The types of the program's weights (context parallelism keeps their
+  /// gradients' partial sums whole).
+  llvm::DenseSet<Type> weightTypes;
   /// Whether anything is split, partial or exchanged on this axis.
   bool partitionedSomething = false;
   /// Answers of splitPays, by (value, dimension, outer).
@@ -374,22 +388,62 @@ Value AxisPartitioner::expand(Value v,
                    user);
 }
 
+std::optional<Shard> AxisPartitioner::tokenShard(RankedTensorType type) const {
+  int64_t rank = type.getRank();
+  // Tokens flattened as [batch * sequence] are split along the sequence
+  // like the unflattened ones: strided by the batch.
+  auto outerOf = [&](int64_t d) -> int64_t {
+    return tokenBatch > 1 && type.getDimSize(d) == tokenBatch * tokenSequence
+               ? tokenBatch
+               : 1;
+  };
+  auto divides = [&](int64_t d) {
+    return (type.getDimSize(d) / outerOf(d)) % size() == 0;
+  };
+  if (strategy.sequenceParallel) {
+    // Megatron's activations are [..., tokens, hidden].
+    int64_t tokens = rank - 2;
+    if (tokens >= 0 && divides(tokens))
+      return Shard{tokens, outerOf(tokens)};
+    return std::nullopt;
+  }
+  if (!strategy.contextParallel || rank < 2 || tokenSequence < 2)
+    return std::nullopt;
+  // A weight's gradient is no activation: it is all-reduced whole.
+  if (weightTypes.contains(type))
+    return std::nullopt;
+  // Flattened tokens lead ([B * S, hidden], B this rank's part of the
+  // batch where dp split it first).
+  if (rank == 2) {
+    int64_t lead = type.getDimSize(0);
+    if (lead < tokenSequence || lead % tokenSequence != 0 ||
+        tokenBatch % (lead / tokenSequence) != 0 || tokenSequence % size() != 0)
+      return std::nullopt;
+    return Shard{0, lead / tokenSequence};
+  }
+  // Otherwise the batch leads and the sequence follows it somewhere: heads
+  // first ([B, H, S, D]: second to last), or heads after ([B, S, H, D]).
+  int64_t tokens = -1;
+  if (type.getDimSize(rank - 2) == tokenSequence)
+    tokens = rank - 2;
+  else
+    for (int64_t d = 1; d < rank && tokens < 0; ++d)
+      if (type.getDimSize(d) == tokenSequence)
+        tokens = d;
+  if (tokens < 0 || !divides(tokens))
+    return std::nullopt;
+  return Shard{tokens, 1};
+}
+
 Value AxisPartitioner::complete(Value v, Operation *user) {
   builder.setInsertionPoint(user);
   Location loc = user->getLoc();
   auto type = cast<RankedTensorType>(v.getType());
   auto combiner = ReductionKindAttr::get(builder.getContext(), partial.at(v));
   Operation *collective;
-  int64_t tokens = type.getRank() - 2;
   assert(!shardOf(v) && "a partial value is never split");
-  // Tokens flattened as [batch * sequence] are split along the sequence
-  // like the unflattened ones: strided by the batch.
-  int64_t outer = 1;
-  if (tokens >= 0 && tokenBatch > 1 &&
-      type.getDimSize(tokens) == tokenBatch * tokenSequence)
-    outer = tokenBatch;
-  if (strategy.sequenceParallel && tokens >= 0 &&
-      (type.getDimSize(tokens) / outer) % size() == 0) {
+  if (std::optional<Shard> shard = tokenShard(type)) {
+    int64_t tokens = shard->dim, outer = shard->outer;
     SmallVector<int64_t> position;
     Value expanded = expand(v, {{tokens, outer}}, position, user);
     auto expandedType = cast<RankedTensorType>(expanded.getType());
@@ -1283,6 +1337,9 @@ LogicalResult AxisPartitioner::run() {
       mappings[op] = mappingOp.getDimensionMapping();
   if (ops.empty())
     return success();
+  function.walk([&](GetWeightOp read) {
+    weightTypes.insert(read.getResult().getType());
+  });
   for (BlockArgument arg : function.getArguments())
     if (auto type = dyn_cast<RankedTensorType>(arg.getType());
         type && type.getRank() >= 2) {
@@ -1428,6 +1485,7 @@ void PartitionPass::runOnOperation() {
     s->inputDim = name == "dp" || name == "ep" ? 0 : name == "cp" ? 1 : -1;
     s->columnParallel = name == "tp";
     s->sequenceParallel = name == "tp" && sequenceParallel;
+    s->contextParallel = name == "cp";
     s->expertParallel = name == "ep";
     s->inputDimIfDivisible = name == "ep";
     s->zero = name == "dp" && zero > 0;
@@ -1540,4 +1598,11 @@ void PartitionPass::runOnOperation() {
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
     function.removeArgAttr(i, kShardingAttrName);
   function.walk([](Operation *op) { op->removeAttr(kShardingAttrName); });
+  // A value partial on several axes (a weight gradient under dp and cp) was
+  // completed once per axis: one all-reduce over all of them instead.
+  if (strategies.size() > 1) {
+    RewritePatternSet patterns(&getContext());
+    AllReduceOp::getCanonicalizationPatterns(patterns, &getContext());
+    walkAndApplyPatterns(function, std::move(patterns));
+  }
 }

@@ -297,7 +297,13 @@ def BraidPartition : Pass<"braid-partition", "::mlir::ModuleOp"> {
       (an all-to-all before the experts and one before the combine).
     * `cp=N`: every input is split along dimension 1 (sequence); causal
       attention computes its block of queries against gathered keys/values
-      (the ring and 2-D attention passes refine this).
+      (the ring and 2-D attention passes refine this). A partial sum of
+      activations (a backward pass's key/value gradients) is
+      reduce-scattered along the sequence; weight gradients are
+      all-reduced whole.
+
+    With several axes, a value partial on more than one (a weight gradient
+    under dp and cp) is completed by one all-reduce over all of them.
 
     ```
     braid-opt --braid-partition="dp=2 tp=2" model.mlir

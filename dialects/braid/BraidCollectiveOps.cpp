@@ -219,6 +219,48 @@ struct RemoveTrivialGroupCollective : public OpRewritePattern<OpTy> {
     return success();
   }
 };
+
+/// An all-reduce of an all-reduce over other axes of the same mesh, with
+/// the same reduction, is one all-reduce over both groups' axes: the group
+/// of the union is the product of the two groups, and sum, max, min and avg
+/// (over groups of equal size) compose. One collective instead of two: a
+/// latency less, and fewer bytes on a ring (2(N-1)/N of the tensor over
+/// the N ranks instead of 2(A-1)/A + 2(B-1)/B). The partitioner makes such
+/// chains where a value is a partial sum on several axes (a weight gradient
+/// under dp and cp).
+struct MergeChainedAllReduces : public OpRewritePattern<AllReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<AllReduceOp>();
+    if (!inner || !inner->hasOneUse() ||
+        inner.getMeshAttr() != op.getMeshAttr() ||
+        inner.getReduction() != op.getReduction())
+      return failure();
+    MeshOp mesh = lookupMesh(op, op.getMeshAttr());
+    if (!mesh)
+      return failure();
+    llvm::SmallDenseSet<StringRef> wanted;
+    for (ArrayAttr axes : {inner.getMeshAxes(), op.getMeshAxes()})
+      for (StringRef axis : axes.getAsValueRange<StringAttr>())
+        if (!wanted.insert(axis).second)
+          return failure();
+    // The union in the mesh's order.
+    SmallVector<StringRef> axes;
+    for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>())
+      if (wanted.contains(axis))
+        axes.push_back(axis);
+    if (axes.size() != wanted.size())
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setMeshAxesAttr(rewriter.getStrArrayAttr(axes));
+      op.getInputMutable().assign(inner.getInput());
+    });
+    rewriter.eraseOp(inner);
+    return success();
+  }
+};
 } // namespace
 
 #define BRAID_COLLECTIVE_CANONICALIZE(OP)                                      \
@@ -226,7 +268,12 @@ struct RemoveTrivialGroupCollective : public OpRewritePattern<OpTy> {
                                        MLIRContext *context) {                 \
     results.add<RemoveTrivialGroupCollective<OP>>(context);                    \
   }
-BRAID_COLLECTIVE_CANONICALIZE(AllReduceOp)
+void AllReduceOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results
+      .add<RemoveTrivialGroupCollective<AllReduceOp>, MergeChainedAllReduces>(
+          context);
+}
 BRAID_COLLECTIVE_CANONICALIZE(AllGatherOp)
 BRAID_COLLECTIVE_CANONICALIZE(ReduceScatterOp)
 BRAID_COLLECTIVE_CANONICALIZE(AllToAllOp)

@@ -36,6 +36,47 @@ func.func @real_group(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // -----
 
+braid.mesh @world(dp = 2, cp = 2, tp = 2)
+
+// An all-reduce of an all-reduce over other axes, with the same reduction,
+// is one all-reduce over both (axes in the mesh's order), also along a
+// chain of three.
+// CHECK-LABEL: func @chained_all_reduces
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK: %[[A:.*]] = braid.all_reduce %[[X]] on @world["dp", "cp"] sum
+// CHECK: %[[B:.*]] = braid.all_reduce %[[X]] on @world["dp", "cp", "tp"] avg
+// CHECK-NOT: braid.all_reduce
+// CHECK: return %[[A]], %[[B]]
+func.func @chained_all_reduces(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = braid.all_reduce %x on @world["cp"] sum : tensor<8x16xf32>
+  %1 = braid.all_reduce %0 on @world["dp"] sum : tensor<8x16xf32>
+  %2 = braid.all_reduce %x on @world["tp"] avg : tensor<8x16xf32>
+  %3 = braid.all_reduce %2 on @world["dp"] avg : tensor<8x16xf32>
+  %4 = braid.all_reduce %3 on @world["cp"] avg : tensor<8x16xf32>
+  return %1, %4 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+braid.mesh @world(dp = 2, cp = 2)
+
+// Not merged: different reductions, an overlapping axis, and an inner
+// all-reduce that something else reads too.
+// CHECK-LABEL: func @unmerged_all_reduces
+// CHECK-COUNT-6: braid.all_reduce
+// CHECK-NOT: braid.all_reduce
+func.func @unmerged_all_reduces(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = braid.all_reduce %x on @world["cp"] sum : tensor<8x16xf32>
+  %1 = braid.all_reduce %0 on @world["dp"] max : tensor<8x16xf32>
+  %2 = braid.all_reduce %x on @world["dp", "cp"] sum : tensor<8x16xf32>
+  %3 = braid.all_reduce %2 on @world["dp"] sum : tensor<8x16xf32>
+  %4 = braid.all_reduce %x on @world["cp"] min : tensor<8x16xf32>
+  %5 = braid.all_reduce %4 on @world["dp"] min : tensor<8x16xf32>
+  return %1, %3, %4, %5 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
 // Identity shape ops fold away.
 // CHECK-LABEL: func @identities
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
