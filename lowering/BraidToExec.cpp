@@ -807,13 +807,23 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
         sharding.assign(given->begin(), given->end());
       auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
           weight, weight.getNameAttr());
+      // A part of a stored tensor is loaded (and checkpointed) as the box
+      // of that tensor it covers.
+      DenseI64ArrayAttr offsets = weight.getOffsetsAttr(),
+                        block = weight.getBlockAttr();
+      if (decl)
+        if (auto box =
+                decl.getStoredBox(weight.getOffsets(), weight.getBlock())) {
+          offsets = b.getDenseI64ArrayAttr(box->first);
+          block = b.getDenseI64ArrayAttr(box->second);
+        }
       exec::WeightOp::create(
-          b, op->getLoc(), b.getStringAttr(weight.getName()),
+          b, op->getLoc(),
+          b.getStringAttr(decl ? decl.getStoredName() : weight.getName()),
           bufferOf(weight.getResult()),
-          b.getDenseI64ArrayAttr(decl ? decl.getTensorType().getShape()
+          b.getDenseI64ArrayAttr(decl ? decl.getStoredShape()
                                       : type.getShape()),
-          weight.getOffsetsAttr(), weight.getBlockAttr(),
-          b.getArrayAttr(sharding),
+          offsets, block, b.getArrayAttr(sharding),
           decl && decl.getZeros() ? b.getStringAttr("zeros") : StringAttr(),
           decl && decl.getState() ? b.getUnitAttr() : UnitAttr());
     } else if (auto constant = dyn_cast<ConstantOp>(op)) {

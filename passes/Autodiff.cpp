@@ -242,7 +242,9 @@ LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
         if (read.getBlockAttr() || read.getSharding())
           return read.emitOpError("reads a block or a shard of a trained "
                                   "weight: differentiate before partitioning "
-                                  "and braid-split-fused-projections");
+                                  "and braid-split-fused-projections (or "
+                                  "split with parts=true, which makes each "
+                                  "block a weight of its own)");
       auto &values = sources[FlatSymbolRefAttr::get(weight.getSymNameAttr())];
       for (GetWeightOp read : uses)
         values.push_back(read.getResult());

@@ -132,7 +132,25 @@ def BraidSplitFusedProjections : Pass<"braid-split-fused-projections"> {
     %wq = braid.get_weight @w block [64, 64] at [0, 0] : tensor<64x64xf32>
     %q = braid.matmul %x, %wq : ...      // and likewise k, v
     ```
+
+    With `parts=true` (braidc runs it so before differentiating a training
+    step under tp) a weight read only in disjoint blocks becomes one weight
+    per block, declared `part of` the stored tensor: each piece is then its
+    own trained parameter, with its own optimizer state, which the
+    partitioner stores split by its own columns. The plan still loads each
+    part from, and checkpoints save it into, the one stored tensor, and the
+    optimizer state of the parts forms one state tensor per moment.
+
+    ```mlir
+    braid.weight @"w#1" part of "w" [64, 192] at [0, 64] : tensor<64x64xf32>
+    %wk = braid.get_weight @"w#1" : tensor<64x64xf32>
+    ```
   }];
+  let options = [
+    Option<"parts", "parts", "bool", /*default=*/"false",
+           "Declare each block of a weight read only in disjoint blocks as a "
+           "weight of its own (part of the stored tensor)">,
+  ];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 

@@ -369,6 +369,17 @@ LogicalResult mlir::braid::buildDriverPipeline(
     if (train.zero > 0 && (parallel.tp > 0 || parallel.sp || parallel.ep > 0))
       return emitError("--zero " + Twine(train.zero) +
                        " with axes other than dp is not supported yet");
+    // Under tp a fused projection (GPT-2's c_attn, Phi-3's qkv and
+    // gate_up) is trained as one parameter per piece, so that the
+    // partitioner can split each piece by its own columns (Megatron's
+    // layout); the pieces still load from and save to the stored tensor.
+    // Differentiated first, the fused weight's several readers keep it
+    // whole.
+    if (parallel.tp > 0) {
+      BraidSplitFusedProjectionsOptions split;
+      split.parts = true;
+      pm.addPass(createBraidSplitFusedProjections(split));
+    }
     pm.addPass(createBraidNextTokenLoss());
     BraidAutodiffOptions autodiff;
     autodiff.recompute = train.recompute;

@@ -266,16 +266,102 @@ struct SplitOfWeight : OpRewritePattern<SplitOp> {
   }
 };
 
+/// Whether two boxes (offsets, sizes) share an element.
+bool overlap(ArrayRef<int64_t> aStart, ArrayRef<int64_t> aSize,
+             ArrayRef<int64_t> bStart, ArrayRef<int64_t> bSize) {
+  for (size_t d = 0; d < aStart.size(); ++d)
+    if (aStart[d] + aSize[d] <= bStart[d] || bStart[d] + bSize[d] <= aStart[d])
+      return false;
+  return true;
+}
+
+/// Every weight read only in disjoint blocks, each without a sharding,
+/// becomes one weight per block, `part of` the stored tensor.
+void declareParts(ModuleOp module) {
+  llvm::MapVector<StringAttr, SmallVector<GetWeightOp>> reads;
+  module.walk([&](GetWeightOp read) {
+    reads[read.getNameAttr().getAttr()].push_back(read);
+  });
+  OpBuilder b(module.getContext());
+  for (auto &[name, list] : reads) {
+    auto decl = module.lookupSymbol<WeightOp>(name);
+    if (!decl || decl.getPartOf() || decl.getZeros() || decl.getState() ||
+        llvm::any_of(list, [](GetWeightOp read) {
+          return !read.getBlock() || read.getSharding();
+        }))
+      continue;
+    // The distinct blocks, in order of first read.
+    SmallVector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> blocks;
+    for (GetWeightOp read : list) {
+      std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>> block{*read.getOffsets(),
+                                                            *read.getBlock()};
+      if (!llvm::is_contained(blocks, block))
+        blocks.push_back(block);
+    }
+    bool disjoint = true;
+    for (size_t i = 0; i < blocks.size() && disjoint; ++i)
+      for (size_t j = i + 1; j < blocks.size() && disjoint; ++j)
+        disjoint = !overlap(blocks[i].first, blocks[i].second, blocks[j].first,
+                            blocks[j].second);
+    if (!disjoint || blocks.size() < 2)
+      continue;
+    b.setInsertionPointAfter(decl);
+    SmallVector<WeightOp> parts;
+    for (auto [i, block] : llvm::enumerate(blocks)) {
+      auto type = RankedTensorType::get(block.second,
+                                        decl.getTensorType().getElementType());
+      std::string symbol = (decl.getSymName() + "#" + Twine(i)).str();
+      if (module.lookupSymbol(symbol))
+        break;
+      WeightOp part = WeightOp::create(
+          b, decl.getLoc(), b.getStringAttr(symbol), TypeAttr::get(type));
+      part.setPartOf(decl.getSymName());
+      part.setPartShape(decl.getTensorType().getShape());
+      part.setPartOffsets(block.first);
+      parts.push_back(part);
+      b.setInsertionPointAfter(part);
+    }
+    if (parts.size() != blocks.size()) {
+      for (WeightOp part : parts)
+        part.erase();
+      continue;
+    }
+    for (GetWeightOp read : list) {
+      size_t i = llvm::find(blocks, std::make_pair(*read.getOffsets(),
+                                                   *read.getBlock())) -
+                 blocks.begin();
+      b.setInsertionPoint(read);
+      Value whole = GetWeightOp::create(
+          b, read.getLoc(), read.getType(),
+          FlatSymbolRefAttr::get(parts[i].getSymNameAttr()));
+      read.replaceAllUsesWith(whole);
+      read.erase();
+    }
+    decl.erase();
+  }
+}
+
 struct SplitFusedProjectionsPass
     : public braid::impl::BraidSplitFusedProjectionsBase<
           SplitFusedProjectionsPass> {
+  using BraidSplitFusedProjectionsBase::BraidSplitFusedProjectionsBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<SlicesOfProjection, SplitThroughReshape,
                  SplitThroughElementwise, SplitThroughMatmul, SplitOfWeight>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    if (!parts)
+      return;
+    auto module = dyn_cast<ModuleOp>(getOperation());
+    if (!module) {
+      getOperation()->emitError("braid-split-fused-projections: parts=true "
+                                "declares weights and runs on a module");
+      return signalPassFailure();
+    }
+    declareParts(module);
   }
 };
 

@@ -134,6 +134,22 @@ WeightOp declareZeros(OpBuilder &b, WeightOp after, StringRef name,
                           b.getUnitAttr());
 }
 
+/// The optimizer state `param` + `suffix` (a momentum buffer, a moment),
+/// declared after `after`. A part of a stored tensor has its state as the
+/// same part of the stored tensor's state, so checkpoints hold one moment
+/// per stored parameter, as without the parts.
+WeightOp declareState(OpBuilder &b, WeightOp after, WeightOp param,
+                      StringRef suffix) {
+  WeightOp state = declareZeros(b, after, (param.getSymName() + suffix).str(),
+                                param.getTensorType());
+  if (std::optional<StringRef> stored = param.getPartOf()) {
+    state.setPartOf((*stored + suffix).str());
+    state.setPartShapeAttr(param.getPartShapeAttr());
+    state.setPartOffsetsAttr(param.getPartOffsetsAttr());
+  }
+  return state;
+}
+
 LogicalResult TrainingStep::rewrite(ModuleOp module, func::FuncOp main) {
   if (optimizer != "sgd" && optimizer != "adamw")
     return module.emitError("braid-training-step: optimizer must be sgd or "
@@ -280,8 +296,7 @@ LogicalResult TrainingStep::rewrite(ModuleOp module, func::FuncOp main) {
         g = add(g, mul(w, constant(elt, weightDecay)));
       Value direction = g;
       if (momentum != 0) {
-        WeightOp buffer = declareZeros(
-            b, weight, (weight.getSymName() + ".momentum_buffer").str(), type);
+        WeightOp buffer = declareState(b, weight, weight, ".momentum_buffer");
         direction = add(mul(read(buffer), constant(elt, momentum)), g);
         set(buffer, direction);
       }
@@ -289,10 +304,8 @@ LogicalResult TrainingStep::rewrite(ModuleOp module, func::FuncOp main) {
       continue;
     }
     // AdamW (torch.optim.AdamW, single-tensor path).
-    WeightOp m = declareZeros(b, weight,
-                              (weight.getSymName() + ".exp_avg").str(), type);
-    WeightOp v = declareZeros(b, m, (weight.getSymName() + ".exp_avg_sq").str(),
-                              type);
+    WeightOp m = declareState(b, weight, weight, ".exp_avg");
+    WeightOp v = declareState(b, m, weight, ".exp_avg_sq");
     Value decayed =
         weightDecay != 0 ? mul(w, constant(elt, 1.0 - lr * weightDecay)) : w;
     Value m1 = add(mul(read(m), constant(elt, beta1)),

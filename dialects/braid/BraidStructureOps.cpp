@@ -119,6 +119,46 @@ static LogicalResult shardShape(Operation *op,
   return success();
 }
 
+LogicalResult WeightOp::verify() {
+  if (getPartOf().has_value() != getPartShape().has_value() ||
+      getPartOf().has_value() != getPartOffsets().has_value())
+    return emitOpError("a part needs the stored name, shape and offsets");
+  if (!getPartOf())
+    return success();
+  RankedTensorType type = getTensorType();
+  ArrayRef<int64_t> shape = *getPartShape(), offsets = *getPartOffsets();
+  int64_t rank = type.getRank();
+  if ((int64_t)shape.size() != rank || (int64_t)offsets.size() != rank)
+    return emitOpError("is a part of rank ")
+           << rank << " of '" << *getPartOf() << "' given " << shape.size()
+           << " sizes and " << offsets.size() << " offsets";
+  for (int64_t d = 0; d < rank; ++d) {
+    std::optional<int64_t> end =
+        llvm::checkedAdd<int64_t>(offsets[d], type.getDimSize(d));
+    if (offsets[d] < 0 || !end || *end > shape[d])
+      return emitOpError("part dimension ")
+             << d << " (offset " << offsets[d] << ", size "
+             << type.getDimSize(d) << ") does not fit in size " << shape[d]
+             << " of '" << *getPartOf() << "'";
+  }
+  return success();
+}
+
+std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+WeightOp::getStoredBox(std::optional<ArrayRef<int64_t>> offsets,
+                       std::optional<ArrayRef<int64_t>> sizes) {
+  if (!getPartOf() && !sizes)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = getTensorType().getShape();
+  SmallVector<int64_t> start(shape.size(), 0);
+  if (std::optional<ArrayRef<int64_t>> part = getPartOffsets())
+    start.assign(part->begin(), part->end());
+  if (offsets)
+    for (auto [s, o] : llvm::zip(start, *offsets))
+      s += o;
+  return std::make_pair(start, SmallVector<int64_t>(sizes ? *sizes : shape));
+}
+
 LogicalResult GetWeightOp::verify() {
   if (getOffsets().has_value() != getBlock().has_value())
     return emitOpError("needs both a block and its offsets, or neither");

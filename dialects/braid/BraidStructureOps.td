@@ -66,21 +66,59 @@ def Braid_WeightOp : Braid_Op<"weight", [Symbol]> {
     and checkpoints save them. A `zeros` weight is not in the weights file:
     it starts as zeros (optimizer moments, the step count).
 
+    With `part of "name" [shape] at [offsets]` the weight is a block of a
+    tensor stored under another name (of that full shape), starting at
+    those offsets: a fused projection trained as separate weights
+    (braid-split-fused-projections `parts`) is still loaded from, and saved
+    to checkpoints as, the one tensor the model stores. Parts of one stored
+    tensor do not overlap.
+
     ```mlir
     braid.weight @h0.attn.c_attn.weight : tensor<768x2304xf32>
     braid.weight @h0.attn.c_attn.weight.exp_avg zeros state : tensor<768x2304xf32>
+    braid.weight @"h0.attn.c_attn.weight#1" state part of "h0.attn.c_attn.weight" [768, 2304] at [0, 768] : tensor<768x768xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Braid_Tensor>:$type,
-                       UnitAttr:$zeros, UnitAttr:$state);
+                       UnitAttr:$zeros, UnitAttr:$state,
+                       OptionalAttr<StrAttr>:$part_of,
+                       OptionalAttr<DenseI64ArrayAttr>:$part_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$part_offsets);
   let assemblyFormat = [{
-    $sym_name (`zeros` $zeros^)? (`state` $state^)? attr-dict `:` $type
+    $sym_name (`zeros` $zeros^)? (`state` $state^)?
+    (`part` `of` $part_of^ $part_shape `at` $part_offsets)? attr-dict `:` $type
   }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::StringAttr":$sym_name, "::mlir::TypeAttr":$type,
+                   CArg<"::mlir::UnitAttr", "{}">:$zeros,
+                   CArg<"::mlir::UnitAttr", "{}">:$state), [{
+      build($_builder, $_state, sym_name, type, zeros, state,
+            /*part_of=*/nullptr, /*part_shape=*/nullptr,
+            /*part_offsets=*/nullptr);
+    }]>
+  ];
   let extraClassDeclaration = [{
     /// Returns the declared tensor type of the weight.
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
     }
+    /// The name the weight's values are stored under: the tensor it is a
+    /// part of, or its own.
+    ::llvm::StringRef getStoredName() {
+      return getPartOf() ? *getPartOf() : getSymName();
+    }
+    /// The full shape of the stored tensor.
+    ::llvm::ArrayRef<int64_t> getStoredShape() {
+      return getPartShape() ? *getPartShape() : getTensorType().getShape();
+    }
+    /// The box (offsets, sizes) of the stored tensor that a read of this
+    /// weight covers, given the read's block (none: the whole weight);
+    /// std::nullopt when that is the whole stored tensor.
+    std::optional<std::pair<::llvm::SmallVector<int64_t>,
+                            ::llvm::SmallVector<int64_t>>>
+    getStoredBox(std::optional<::llvm::ArrayRef<int64_t>> offsets,
+                 std::optional<::llvm::ArrayRef<int64_t>> sizes);
   }];
 }
 

@@ -68,7 +68,7 @@ module {
 module {
   braid.weight @w : tensor<2x4xf32>
   func.func @main(%x: tensor<2x4xf32>) -> tensor<f32> {
-    // expected-error @below {{'braid.get_weight' op reads a block or a shard of a trained weight: differentiate before partitioning and braid-split-fused-projections}}
+    // expected-error @below {{'braid.get_weight' op reads a block or a shard of a trained weight: differentiate before partitioning and braid-split-fused-projections (or split with parts=true, which makes each block a weight of its own)}}
     %w = braid.get_weight @w block [2, 2] at [0, 0] : tensor<2x2xf32>
     %y = braid.matmul %x, %w transpose_lhs : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
     %l = braid.reduce_sum %y dims [0, 1] : tensor<4x2xf32> -> tensor<f32>

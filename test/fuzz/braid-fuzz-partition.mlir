@@ -11,7 +11,7 @@
 // RUN: not braid-fuzz-partition --reproduce=%s --mesh=none --tolerance=0 --conditioning-factor=0 | FileCheck %s --check-prefix=EXACT
 
 // TP: braid-fuzz-partition.mlir: pass on 2 ranks
-// TP-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true rotary=true},canonicalize{{.*}},cse,braid-split-fused-projections,braid-partition{{{.*}} tp=2 zero=0},braid-to-exec{{.*}}
+// TP-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true rotary=true},canonicalize{{.*}},cse,braid-split-fused-projections{parts=false},braid-partition{{{.*}} tp=2 zero=0},braid-to-exec{{.*}}
 // TP-NEXT: output 'y': max abs error {{.*}}, relative {{.*}} (worst rank {{[01]}})
 
 // OVERLAP: pass on 4 ranks

@@ -48,7 +48,7 @@
 // Every step prints back as it is spelled (--dump-pass-pipeline prints before
 // the run, which then fails: GPT-2's batch of 2 is not 4 Domino chunks).
 // RUN: not braid-opt %t/gpt2.raw.mlir --pass-pipeline='builtin.module(braid-parallel-pipeline{tp=2},braid-overlap-pipeline{overlap=domino,domino-columns=3,seq=0,comet=2,ring,attention-2d=2x2,schedule,auto hw=dgx-a100})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
-// DUMP: braid-split-fused-projections,
+// DUMP: braid-split-fused-projections{parts=false},
 // DUMP-NEXT: braid-partition{allow-replicated=false cp=0 dp=0 ep=0 function=main sp=false tp=2 zero=0},
 // DUMP-NEXT: braid-domino{chunks=auto force=false function= hw=dgx-a100 split=rows},
 // DUMP-NEXT: braid-domino{chunks=3 force=false function= hw=dgx-a100 split=columns},

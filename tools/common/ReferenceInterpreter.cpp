@@ -140,18 +140,28 @@ private:
         })
         .Case([&](RankOp r) { indices[r] = 0; })
         .Case([&](GetWeightOp w) {
-          auto it = weights.find(w.getName());
+          auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+              w, w.getNameAttr());
+          std::string stored =
+              decl ? decl.getStoredName().str() : w.getName().str();
+          auto it = weights.find(stored);
           if (it == weights.end())
-            failWith("weight '" + w.getName() + "' is not in the weights file");
+            failWith("weight '" + stored + "' is not in the weights file");
           ref::Tensor value =
               ref::cast(it->second, runtimeDType(w.getType().getElementType()));
-          if (std::optional<ArrayRef<int64_t>> block = w.getBlock())
-            value =
-                ref::slice(value,
-                           std::vector<int64_t>(w.getOffsets()->begin(),
-                                                w.getOffsets()->end()),
-                           std::vector<int64_t>(block->begin(), block->end()),
-                           std::vector<int64_t>(block->size(), 1));
+          std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+              box;
+          if (decl)
+            box = decl.getStoredBox(w.getOffsets(), w.getBlock());
+          else if (std::optional<ArrayRef<int64_t>> block = w.getBlock())
+            box = std::make_pair(SmallVector<int64_t>(*w.getOffsets()),
+                                 SmallVector<int64_t>(*block));
+          if (box)
+            value = ref::slice(
+                value,
+                std::vector<int64_t>(box->first.begin(), box->first.end()),
+                std::vector<int64_t>(box->second.begin(), box->second.end()),
+                std::vector<int64_t>(box->second.size(), 1));
           // Sharding over a group of one rank is the identity.
           if (value.shape != tensorShape(w.getType()))
             failWith("weight '" + w.getName() +

@@ -110,6 +110,24 @@ func.func @get_weight_block_rank() -> tensor<4xf32> {
 
 // -----
 
+// A part that runs past the stored tensor.
+// expected-error @+1 {{'braid.weight' op part dimension 1 (offset 160, size 64) does not fit in size 192 of 'c_attn'}}
+braid.weight @"c_attn#2" part of "c_attn" [64, 192] at [0, 160] : tensor<64x64xf32>
+
+// -----
+
+// A part of another rank than its stored tensor.
+// expected-error @+1 {{'braid.weight' op is a part of rank 2 of 'c_attn' given 1 sizes and 1 offsets}}
+braid.weight @"c_attn#0" part of "c_attn" [192] at [0] : tensor<64x64xf32>
+
+// -----
+
+// A part without its offsets (the generic form can say that).
+// expected-error @+1 {{'braid.weight' op a part needs the stored name, shape and offsets}}
+"braid.weight"() <{sym_name = "p", type = tensor<4xf32>, part_of = "q", part_shape = array<i64: 8>}> : () -> ()
+
+// -----
+
 // get_weight with a block that runs past the weight.
 braid.weight @w : tensor<4x8xf32>
 func.func @get_weight_block_out_of_bounds() -> tensor<4x4xf32> {

@@ -10,6 +10,8 @@ braid.mesh @"odd mesh"(tp = 2)
 braid.weight @m state : tensor<64x64xf32>
 braid.weight @n zeros state : tensor<64x64xf32>
 braid.weight @c_attn : tensor<64x192xf32>
+// CHECK: braid.weight @"c_attn#1" state part of "c_attn" [64, 192] at [0, 64] : tensor<64x64xf32>
+braid.weight @"c_attn#1" state part of "c_attn" [64, 192] at [0, 64] : tensor<64x64xf32>
 // CHECK: braid.weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
 braid.weight @h0.mlp.c_fc.weight : tensor<768x3072xf32>
 
