@@ -1453,6 +1453,96 @@ struct PartitionPass : public braid::impl::BraidPartitionBase<PartitionPass> {
 };
 } // namespace
 
+/// A sum of scalars, some of them all-reduced sums over one group (the
+/// global gradient norm that clipping needs: one sum of squares per
+/// parameter, partial for every tensor-parallel one), is regrouped so that
+/// the group's terms are added first and all-reduced once:
+/// ar(a) + w + ar(b) -> ar(a + b) + w. One latency-bound collective instead
+/// of one per sharded parameter. The additions are reassociated, which
+/// moves the float sum by rounding only.
+static void mergeAllReducedSums(func::FuncOp function) {
+  auto scalarAdd = [](Operation *op) -> AddOp {
+    auto add = dyn_cast_or_null<AddOp>(op);
+    auto type = add ? dyn_cast<RankedTensorType>(add.getType()) : nullptr;
+    if (!type || type.getRank() != 0 ||
+        !isa<FloatType>(type.getElementType()) ||
+        add.getLhs().getType() != type || add.getRhs().getType() != type)
+      return nullptr;
+    return add;
+  };
+  SmallVector<AddOp> roots;
+  function.walk([&](AddOp add) {
+    if (!scalarAdd(add))
+      return;
+    if (add->hasOneUse() && scalarAdd(*add->user_begin()))
+      return;
+    roots.push_back(add);
+  });
+  for (AddOp root : roots) {
+    // The terms of the tree of single-use additions under the root.
+    SmallVector<Value> terms;
+    SmallVector<Operation *> inner;
+    std::function<void(Value)> collect = [&](Value v) {
+      AddOp add = scalarAdd(v.getDefiningOp());
+      if (add && (add == root || add->hasOneUse())) {
+        inner.push_back(add);
+        collect(add.getLhs());
+        collect(add.getRhs());
+        return;
+      }
+      terms.push_back(v);
+    };
+    collect(root.getResult());
+    // All-reduced sums, by group.
+    llvm::MapVector<std::pair<Attribute, Attribute>, SmallVector<AllReduceOp>>
+        groups;
+    for (Value term : terms)
+      if (auto reduce = term.getDefiningOp<AllReduceOp>();
+          reduce && reduce->hasOneUse() &&
+          reduce.getReduction() == ReductionKind::Sum)
+        groups[{reduce.getMeshAttr(), reduce.getMeshAxesAttr()}].push_back(
+            reduce);
+    if (llvm::none_of(groups, [](auto &g) { return g.second.size() > 1; }))
+      continue;
+    OpBuilder b(root);
+    Location loc = root.getLoc();
+    auto add = [&](Value x, Value y) -> Value {
+      return x ? AddOp::create(b, loc, x, y).getResult() : y;
+    };
+    // The group's first term stands for its one all-reduce.
+    llvm::DenseMap<Value, AllReduceOp> merged;
+    llvm::DenseSet<Value> dropped;
+    for (auto &[key, reduces] : groups) {
+      if (reduces.size() < 2)
+        continue;
+      Value partial;
+      for (AllReduceOp reduce : reduces)
+        partial = add(partial, reduce.getInput());
+      auto one = AllReduceOp::create(b, loc, partial.getType(),
+                                     reduces.front().getMeshAttr(),
+                                     reduces.front().getMeshAxesAttr(), partial,
+                                     reduces.front().getReductionAttr());
+      merged[reduces.front().getResult()] = one;
+      for (AllReduceOp reduce : llvm::drop_begin(reduces))
+        dropped.insert(reduce.getResult());
+    }
+    Value total;
+    for (Value term : terms) {
+      if (dropped.contains(term))
+        continue;
+      auto it = merged.find(term);
+      total = add(total, it != merged.end() ? it->second.getResult() : term);
+    }
+    root.getResult().replaceAllUsesWith(total);
+    for (Operation *op : inner)
+      op->dropAllUses(), op->erase();
+    for (auto &[key, reduces] : groups)
+      if (reduces.size() > 1)
+        for (AllReduceOp reduce : reduces)
+          reduce->erase();
+  }
+}
+
 void PartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto fail = [&](const Twine &message) {
@@ -1598,6 +1688,7 @@ void PartitionPass::runOnOperation() {
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
     function.removeArgAttr(i, kShardingAttrName);
   function.walk([](Operation *op) { op->removeAttr(kShardingAttrName); });
+  mergeAllReducedSums(function);
   // A value partial on several axes (a weight gradient under dp and cp) was
   // completed once per axis: one all-reduce over all of them instead.
   if (strategies.size() > 1) {

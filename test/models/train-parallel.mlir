@@ -10,7 +10,8 @@
 // Domino on the training step (braid-domino after the partitioner, forced:
 // on these tiny models the cost model would keep the input): row chunks
 // split every tensor-parallel all-reduce of the forward and the backward
-// pass in two (LLaMA tp=2: 8 more all-reduces, 30), columns and both too,
+// pass in two (LLaMA tp=2: 16 all-reduces where 8 were, and clipping's
+// one), columns and both too,
 // and with sequence parallelism the all-gathers and reduce-scatters; the
 // losses stay one rank's.
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino=2 --force-overlap" --tag .domino | FileCheck %s --check-prefix=DOMINO
@@ -24,7 +25,7 @@
 // DOMINO-OTHER: PASS: 2 runs
 // DOMINO-SP-COUNT-8: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.{{sp=2|dp=2_sp=2}}.spdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO-SP: PASS: 8 runs
-// DOMINO-AR: 30
+// DOMINO-AR: 17
 // DOMINO-AG: 28
 // dp=4: the example models' batch of 2 does not split over 4 ranks, so
 // train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
@@ -172,6 +173,14 @@
 // whole, so one rank without parts resumes from it on PyTorch's curve.
 // RUN: grep -c "braid.all_reduce " %t/gpt2.sgd.tp=2.mlir | FileCheck %s --check-prefix=MEGATRON
 // RUN: grep -c "braid.all_reduce " %t/phi3_dynamo.adamw.tp=2.mlir | FileCheck %s --check-prefix=MEGATRON
+// Clipping's global norm adds one sum of squares per parameter, partial on
+// tp for every sharded one: they are added first and all-reduced once
+// (LLaMA AdamW + clip, tp=2: the 8 of Megatron and 1, where each sharded
+// parameter had its own scalar all-reduce, 22).
+// RUN: grep -c "braid.all_reduce " %t/llama.adamw_clip.tp=2.mlir | FileCheck %s --check-prefix=CLIP-NORM
+// RUN: grep -c "braid.all_reduce .* : tensor<f32>" %t/llama.adamw_clip.tp=2.mlir | FileCheck %s --check-prefix=CLIP-ONE
+// CLIP-NORM: 9
+// CLIP-ONE: 1
 // RUN: grep -c "part of" %t/gpt2.sgd.tp=2.mlir | FileCheck %s --check-prefix=PARTS
 // MEGATRON: 8
 // PARTS: 24
