@@ -30,9 +30,11 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
       add (an operand of the product's shape). The matmul kernel gets them as inputs and attributes
       (`has_bias`, `activation`, `has_addend`: out = activation(product +
       bias) + addend), the intermediate values get no buffer, and the
-      product is written to memory once. Fusion is kept only when the
-      arena it leads to is no larger than the unfused one (first fit over
-      the changed lifetimes can pack worse), so it never costs memory.
+      product is written to memory once. Fusion is kept when the arena it
+      leads to is no larger than the unfused one, or larger by at most 1%
+      of it (first fit over the changed lifetimes can pack worse, often by
+      an alignment unit) and within the memory limit braid-schedule kept
+      (`braid.memory_limit` on the function), if any.
     * with `fuse-elementwise` (the default), after the epilogues, a tree of
       f32 elementwise ops of one shape (neg, exp, log, sqrt, rsqrt, tanh,
       erf, sigmoid, silu, relu, gelu, add, sub, mul, div) becomes one

@@ -666,6 +666,14 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                           << "): no gather to hold back";
   }
 
+  // braid-to-exec's fusions may grow the arena a little; the limit tells it
+  // how far they may.
+  if (memoryLimit > 0)
+    function->setAttr(kMemoryLimitAttrName,
+                      IntegerAttr::get(IntegerType::get(function.getContext(),
+                                                        64),
+                                       memoryLimit));
+
   // Emit: the new order; each collective in an async. A result read on the
   // compute stream is awaited right before its first reader there; one read
   // by another collective is awaited inside that collective's async, so the

@@ -19,11 +19,22 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 
 namespace mlir {
 namespace braid {
+
+/// On a function: the memory limit (bytes per rank) braid-schedule kept its
+/// order under. braid-to-exec's fusions may grow the arena a little (see
+/// kFusionArenaSlack), never past it.
+constexpr llvm::StringLiteral kMemoryLimitAttrName = "braid.memory_limit";
+/// A fusion braid-to-exec makes is kept when the arena grows by at most
+/// 1/kFusionArenaSlack of itself (and stays within a memory limit): moving
+/// a producer down to its consumer repacks the arena, which can move its
+/// peak by an alignment unit or two either way.
+constexpr int64_t kFusionArenaSlack = 100;
 
 /// One buffer to place.
 struct ArenaBuffer {
