@@ -116,6 +116,15 @@ private:
   llvm::DenseMap<Operation *, Epilogue> epilogues;
   /// Roots of fused elementwise trees.
   llvm::DenseMap<Operation *, ElementwiseGroup> groups;
+  /// Matmuls and roots not to fuse around: their fusion would grow the
+  /// arena past what run() allows; when `onlyAnchors` is set, nothing
+  /// outside it either.
+  llvm::DenseSet<Operation *> refusedAnchors;
+  std::optional<llvm::DenseSet<Operation *>> onlyAnchors;
+  bool refused(Operation *anchor) const {
+    return refusedAnchors.contains(anchor) ||
+           (onlyAnchors && !onlyAnchors->contains(anchor));
+  }
   llvm::EquivalenceClasses<Value> aliases;
   /// Live range per alias leader: [first, last] program positions.
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges;
@@ -322,7 +331,8 @@ void Lowering::fuseEpilogues() {
     auto matmul = inst.kind == Instruction::Compute
                       ? dyn_cast<MatmulOp>(inst.op)
                       : MatmulOp();
-    if (!matmul || !matmul.getType().getElementType().isF32())
+    if (!matmul || !matmul.getType().getElementType().isF32() ||
+        refused(matmul))
       continue;
     // Each fused op is the only user of the previous one's result (so no
     // one else needs the intermediate values) and runs later on the same
@@ -413,7 +423,7 @@ void Lowering::fuseElementwise() {
   for (size_t i = program.size(); i-- > 0;) {
     const Instruction &root = program[i];
     if (absorbed[i] || root.kind != Instruction::Compute ||
-        chainName(root.op).empty())
+        chainName(root.op).empty() || refused(root.op))
       continue;
     auto type = root.op->getResult(0).getType();
     // A producer moves down to the root: it must be on the root's stream
@@ -698,37 +708,101 @@ FailureOr<int64_t> Lowering::run() {
   int64_t limit = 0;
   if (auto given = main->getAttrOfType<IntegerAttr>(kMemoryLimitAttrName))
     limit = given.getInt();
-  auto keepIfFits = [&](auto change) {
+  auto fits = [&](int64_t changed) {
+    return changed <= arena ||
+           (changed - unfused <= unfused / kFusionArenaSlack &&
+            (limit <= 0 || changed <= limit));
+  };
+  // Applies `change` to the program as it is now and keeps it when the
+  // arena fits. A change that fuses around anchors (a matmul's epilogue, a
+  // tree's root; `made` holds them after the change) and does not fit as a
+  // whole is tried again without some of them, found by bisection: halves
+  // of the anchors are allowed while the arena fits, a half that does not
+  // is split, and a single anchor that does not is refused. Refusing a
+  // tree's root can make its producers a tree of their own, so a few
+  // rounds follow with only the refused left out. One bad tree then costs
+  // its own fusion, not every other one's.
+  auto keepIfFits = [&](auto change, auto *made) {
     std::vector<Instruction> savedProgram = program;
     SmallVector<Value> savedValues = values;
     llvm::EquivalenceClasses<Value> savedAliases = aliases;
-    auto savedRanges = std::move(ranges);
-    auto savedOffsets = std::move(offsets);
-    ranges.clear();
-    offsets.clear();
-    change();
-    computeLiveRanges();
-    int64_t changed = allocate();
-    if (changed <= arena ||
-        (changed - unfused <= unfused / kFusionArenaSlack &&
-         (limit <= 0 || changed <= limit))) {
-      arena = changed;
-      return true;
+    auto savedRanges = ranges;
+    auto savedOffsets = offsets;
+    auto restore = [&] {
+      program = savedProgram;
+      values = savedValues;
+      aliases = savedAliases;
+      ranges = savedRanges;
+      offsets = savedOffsets;
+      if (made)
+        made->clear();
+    };
+    auto attempt = [&] {
+      restore();
+      ranges.clear();
+      offsets.clear();
+      change();
+      computeLiveRanges();
+      return allocate();
+    };
+    auto done = [&](bool keep, int64_t changed) {
+      refusedAnchors.clear();
+      onlyAnchors.reset();
+      if (keep)
+        arena = changed;
+      else
+        restore();
+    };
+    int64_t changed = attempt();
+    if (fits(changed) || !made || made->empty())
+      return done(fits(changed), changed);
+    llvm::DenseMap<Operation *, size_t> position = positions(savedProgram);
+    llvm::DenseSet<Operation *> kept;
+    for (int round = 0; round < 4; ++round) {
+      // The anchors of the last attempt not judged yet, in program order
+      // (halves are neighbourhoods).
+      SmallVector<Operation *> candidates;
+      for (auto &entry : *made)
+        if (!kept.contains(entry.first))
+          candidates.push_back(entry.first);
+      llvm::sort(candidates, [&](Operation *a, Operation *b) {
+        return position.lookup(a) < position.lookup(b);
+      });
+      std::function<void(ArrayRef<Operation *>)> allow =
+          [&](ArrayRef<Operation *> some) {
+            onlyAnchors = kept;
+            onlyAnchors->insert(some.begin(), some.end());
+            if (fits(attempt())) {
+              kept.insert(some.begin(), some.end());
+              return;
+            }
+            if (some.size() == 1)
+              return;
+            size_t half = some.size() / 2;
+            allow(some.take_front(half));
+            allow(some.drop_front(half));
+          };
+      allow(candidates);
+      for (Operation *anchor : candidates)
+        if (!kept.contains(anchor))
+          refusedAnchors.insert(anchor);
+      onlyAnchors.reset();
+      changed = attempt();
+      if (fits(changed))
+        return done(true, changed);
     }
-    program = std::move(savedProgram);
-    values = std::move(savedValues);
-    aliases = std::move(savedAliases);
-    ranges = std::move(savedRanges);
-    offsets = std::move(savedOffsets);
-    return false;
+    onlyAnchors = kept;
+    changed = attempt();
+    done(fits(changed), changed);
   };
-  if (fuse && !keepIfFits([&] { fuseEpilogues(); }))
-    epilogues.clear();
-  if (fuseChains && !keepIfFits([&] { fuseElementwise(); }))
-    groups.clear();
+  if (fuse)
+    keepIfFits([&] { fuseEpilogues(); }, &epilogues);
+  if (fuseChains)
+    keepIfFits([&] { fuseElementwise(); }, &groups);
   // Weights updated in place: their next values need no buffer of their
   // own and no copy.
-  keepIfFits([&] { updateWeightsInPlace(); });
+  keepIfFits([&] { updateWeightsInPlace(); },
+             static_cast<decltype(epilogues) *>(nullptr));
   if (failed(emit(arena)))
     return failure();
   return arena;

@@ -47,7 +47,10 @@ def BraidToExec : Pass<"braid-to-exec", "::mlir::ModuleOp"> {
       holds two registers per op (inputs first, then the ops' results; -1
       for a unary op's second); at most 8 inputs and 32 ops. Each op
       computes what its own kernel computes, so the results are the same
-      bits, in one pass over memory. Kept under the same arena rule.
+      bits, in one pass over memory. Kept under the same arena rule,
+      judged tree by tree (and matmul by matmul for the epilogues): when
+      all of them together do not fit, bisection finds the trees whose
+      fusion grows the arena and leaves only those unfused.
     * a state weight's next value (`braid.set_weight`) is copied into the
       weight after the rest of the step, except when an elementwise kernel
       on the main stream makes it, the step reads the weight once, and

@@ -72,3 +72,27 @@ func.func @main(%x: tensor<4x8xf32>, %r: tensor<4x1xf32>, %h: tensor<4x8xf16>) -
   %ha = braid.add %hn, %h : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf16>
   return %z, %k, %w, %ha : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>
 }
+
+// -----
+
+// Fusion is judged tree by tree. Moving the add down into the multiply
+// would keep both softmaxes it reads alive across the two softmaxes of %c,
+// a larger arena (by more than the 1% allowed), so that tree is refused;
+// the exp/neg tree beside it does not grow the arena and is kept (before,
+// one tree that did not fit cost every tree its fusion).
+// CHECK-LABEL: exec.plan @main mesh(["world"], [1]) arena 147456 events 0
+// CHECK: exec.kernel "add"
+// CHECK: exec.kernel "mul"
+// CHECK: exec.kernel "elementwise"({{.*}}) {operands = array<i64: 0, -1, 1, -1>, ops = "exp,neg"}
+// OFF-LABEL: exec.plan @main mesh(["world"], [1]) arena 147456 events 0
+func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>, %z: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %x1 = braid.softmax %a dim 1 : tensor<64x64xf32>
+  %x2 = braid.softmax %b dim 1 : tensor<64x64xf32>
+  %p = braid.add %x1, %x2 : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %t = braid.softmax %c dim 1 : tensor<64x64xf32>
+  %s = braid.softmax %t dim 1 : tensor<64x64xf32>
+  %r = braid.mul %p, %s : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e = braid.exp %z : tensor<64x64xf32>
+  %n = braid.neg %e : tensor<64x64xf32>
+  return %r, %n : tensor<64x64xf32>, tensor<64x64xf32>
+}
