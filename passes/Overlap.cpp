@@ -15,6 +15,8 @@
 #include "passes/Schedule.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
@@ -248,6 +250,99 @@ LogicalResult mlir::braid::applyUnlessSlower(
   return success();
 }
 
+namespace {
+/// The pieces of `value` when it is a concatenation along `dim`.
+SmallVector<Value> concatPieces(Value value, int64_t dim) {
+  auto concat = value.getDefiningOp<ConcatOp>();
+  if (!concat || concat.getDim() != dim)
+    return {};
+  return SmallVector<Value>(concat.getInputs());
+}
+
+/// Whether two piece lists cut their dimensions `da` and `db` alike.
+bool sameCuts(ArrayRef<Value> a, int64_t da, ArrayRef<Value> b, int64_t db) {
+  if (a.size() < 2 || a.size() != b.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a, b))
+    if (cast<RankedTensorType>(x.getType()).getDimSize(da) !=
+        cast<RankedTensorType>(y.getType()).getDimSize(db))
+      return false;
+  return true;
+}
+
+/// A product contracting two concatenations of the chunks (a weight
+/// gradient X^T dY over the row chunks) is the sum of the chunks' products:
+/// each chunk's product can run as soon as its own chunk exists (while the
+/// other chunk's all-reduce is in flight, Domino's backward overlap), and
+/// neither operand is copied whole again.
+struct ContractionOverChunks : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp matmul,
+                                PatternRewriter &rewriter) const override {
+    auto lhsType = cast<RankedTensorType>(matmul.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(matmul.getRhs().getType());
+    if (lhsType.getRank() < 2 || rhsType.getRank() < 2)
+      return failure();
+    int64_t lk = lhsType.getRank() - (matmul.getTransposeLhs() ? 2 : 1);
+    int64_t rk = rhsType.getRank() - (matmul.getTransposeRhs() ? 1 : 2);
+    SmallVector<Value> lhs = concatPieces(matmul.getLhs(), lk);
+    SmallVector<Value> rhs = concatPieces(matmul.getRhs(), rk);
+    if (!sameCuts(lhs, lk, rhs, rk))
+      return failure();
+    Value sum;
+    for (auto [a, b] : llvm::zip(lhs, rhs)) {
+      Value part = MatmulOp::create(rewriter, matmul.getLoc(), matmul.getType(),
+                                    a, b, matmul.getTransposeLhsAttr(),
+                                    matmul.getTransposeRhsAttr());
+      sum =
+          sum ? AddOp::create(rewriter, matmul.getLoc(), sum, part).getResult()
+              : part;
+    }
+    rewriter.replaceOp(matmul, sum);
+    return success();
+  }
+};
+
+/// A sum over the dimension a concatenation joins (a bias gradient over the
+/// row chunks) is the sum of the chunks' sums.
+struct SumOverChunks : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceSumOp reduce,
+                                PatternRewriter &rewriter) const override {
+    auto concat = reduce.getInput().getDefiningOp<ConcatOp>();
+    if (!concat || concat.getInputs().size() < 2 ||
+        !llvm::is_contained(reduce.getDims(), concat.getDim()))
+      return failure();
+    Value sum;
+    for (Value piece : concat.getInputs()) {
+      Value part = ReduceSumOp::create(
+          rewriter, reduce.getLoc(), reduce.getType(), piece,
+          reduce.getDimsAttr(), reduce.getKeepDimsAttr());
+      sum =
+          sum ? AddOp::create(rewriter, reduce.getLoc(), sum, part).getResult()
+              : part;
+    }
+    rewriter.replaceOp(reduce, sum);
+    return success();
+  }
+};
+
+/// Contractions and sums over the row chunks, per chunk (see above); the
+/// concatenations nothing reads any more are erased.
+void contractPerChunk(func::FuncOp function) {
+  RewritePatternSet patterns(function.getContext());
+  patterns.add<ContractionOverChunks, SumOverChunks>(function.getContext());
+  walkAndApplyPatterns(function, std::move(patterns));
+  SmallVector<ConcatOp> dead;
+  function.walk([&](ConcatOp concat) {
+    if (concat->use_empty())
+      dead.push_back(concat);
+  });
+  for (ConcatOp concat : llvm::reverse(dead))
+    concat->erase();
+}
+} // namespace
+
 LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
                                        int64_t count, StringRef split) {
   auto function = module.lookupSymbol<func::FuncOp>(name);
@@ -275,6 +370,7 @@ LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
     rows.run(body);
     if (failed(rows.rewrite(body)))
       return failure();
+    contractPerChunk(function);
   }
   if (split != "rows") {
     ChunkAnalysis columns;
