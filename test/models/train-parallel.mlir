@@ -60,7 +60,7 @@
 // the other example models.
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "cp=2,dp=2;cp=2,tp=2;cp=2" --tag .cp | FileCheck %s --check-prefix=CP
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2_sdpa,qwen2_dynamo,qwen2_torchscript,phi3_dynamo,phi3_torchscript,opt_dynamo,opt_torchscript,bert_torchscript,qwen2moe_torchscript --optimizers adamw --configs "cp=2" --tag .cp | FileCheck %s --check-prefix=CP-OTHERS
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers sgd,adamw_clip --configs "cp=2,tp=2;cp=2,sp=2;cp=2" --extra "--overlap domino=2 --force-overlap" --tag .cpdomino | FileCheck %s --check-prefix=CP-DOMINO
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "cp=2,tp=2;cp=2,sp=2;cp=2" --extra "--overlap domino=2 --force-overlap" --tag .cpdomino | FileCheck %s --check-prefix=CP-DOMINO
 // RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "cp=4" --tag .cp | FileCheck %s --check-prefix=CP4
 // RUN: grep -c "braid.reduce_scatter " %t/llama.adamw_clip.cp=2.cp.mlir | FileCheck %s --check-prefix=CP-RS
 // RUN: grep -c "braid.all_gather " %t/llama.adamw_clip.cp=2.cp.mlir | FileCheck %s --check-prefix=CP-RS
@@ -70,8 +70,8 @@
 // CP-COUNT-18: {{(gpt2|llama|mixtral)}}.{{sgd|adamw_clip}}.{{cp=2|dp=2_cp=2|tp=2_cp=2}}.cp: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // CP: PASS: 18 runs
 // CP-OTHERS: PASS: 9 runs
-// CP-DOMINO-COUNT-12: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.{{cp=2|tp=2_cp=2|sp=2_cp=2}}.cpdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
-// CP-DOMINO: PASS: 12 runs
+// CP-DOMINO-COUNT-18: {{(gpt2|llama|mixtral)}}.{{sgd|adamw_clip}}.{{cp=2|tp=2_cp=2|sp=2_cp=2}}.cpdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// CP-DOMINO: PASS: 18 runs
 // CP4: PASS: 4 runs
 // CP-RS: 4
 // CP-BOTH: 22
