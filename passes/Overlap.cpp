@@ -270,6 +270,14 @@ bool sameCuts(ArrayRef<Value> a, int64_t da, ArrayRef<Value> b, int64_t db) {
   return true;
 }
 
+/// The sum of `parts`, left to right.
+Value sumOf(PatternRewriter &rewriter, Location loc, ArrayRef<Value> parts) {
+  Value sum = parts.front();
+  for (Value part : parts.drop_front())
+    sum = AddOp::create(rewriter, loc, sum, part);
+  return sum;
+}
+
 /// A product contracting two concatenations of the chunks (a weight
 /// gradient X^T dY over the row chunks) is the sum of the chunks' products:
 /// each chunk's product can run as soon as its own chunk exists (while the
@@ -289,16 +297,12 @@ struct ContractionOverChunks : OpRewritePattern<MatmulOp> {
     SmallVector<Value> rhs = concatPieces(matmul.getRhs(), rk);
     if (!sameCuts(lhs, lk, rhs, rk))
       return failure();
-    Value sum;
-    for (auto [a, b] : llvm::zip(lhs, rhs)) {
-      Value part = MatmulOp::create(rewriter, matmul.getLoc(), matmul.getType(),
-                                    a, b, matmul.getTransposeLhsAttr(),
-                                    matmul.getTransposeRhsAttr());
-      sum =
-          sum ? AddOp::create(rewriter, matmul.getLoc(), sum, part).getResult()
-              : part;
-    }
-    rewriter.replaceOp(matmul, sum);
+    SmallVector<Value> parts;
+    for (auto [a, b] : llvm::zip(lhs, rhs))
+      parts.push_back(MatmulOp::create(
+          rewriter, matmul.getLoc(), matmul.getType(), a, b,
+          matmul.getTransposeLhsAttr(), matmul.getTransposeRhsAttr()));
+    rewriter.replaceOp(matmul, sumOf(rewriter, matmul.getLoc(), parts));
     return success();
   }
 };
@@ -313,16 +317,12 @@ struct SumOverChunks : OpRewritePattern<ReduceSumOp> {
     if (!concat || concat.getInputs().size() < 2 ||
         !llvm::is_contained(reduce.getDims(), concat.getDim()))
       return failure();
-    Value sum;
-    for (Value piece : concat.getInputs()) {
-      Value part = ReduceSumOp::create(
+    SmallVector<Value> parts;
+    for (Value piece : concat.getInputs())
+      parts.push_back(ReduceSumOp::create(
           rewriter, reduce.getLoc(), reduce.getType(), piece,
-          reduce.getDimsAttr(), reduce.getKeepDimsAttr());
-      sum =
-          sum ? AddOp::create(rewriter, reduce.getLoc(), sum, part).getResult()
-              : part;
-    }
-    rewriter.replaceOp(reduce, sum);
+          reduce.getDimsAttr(), reduce.getKeepDimsAttr()));
+    rewriter.replaceOp(reduce, sumOf(rewriter, reduce.getLoc(), parts));
     return success();
   }
 };

@@ -119,6 +119,25 @@ static LogicalResult shardShape(Operation *op,
   return success();
 }
 
+/// Checks that the box of `sizes` at `offsets` lies inside `shape` (all of
+/// the same rank); names the first dimension that does not fit as
+/// "`what` dimension D ... of `of`".
+static LogicalResult checkBoxFits(Operation *op, StringRef what,
+                                  ArrayRef<int64_t> offsets,
+                                  ArrayRef<int64_t> sizes,
+                                  ArrayRef<int64_t> shape, const Twine &of) {
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::optional<int64_t> end =
+        llvm::checkedAdd<int64_t>(offsets[d], sizes[d]);
+    if (offsets[d] < 0 || sizes[d] < 0 || !end || *end > shape[d])
+      return op->emitOpError(what)
+             << " dimension " << d << " (offset " << offsets[d] << ", size "
+             << sizes[d] << ") does not fit in size " << shape[d] << " of "
+             << of;
+  }
+  return success();
+}
+
 LogicalResult WeightOp::verify() {
   if (getPartOf().has_value() != getPartShape().has_value() ||
       getPartOf().has_value() != getPartOffsets().has_value())
@@ -132,16 +151,8 @@ LogicalResult WeightOp::verify() {
     return emitOpError("is a part of rank ")
            << rank << " of '" << *getPartOf() << "' given " << shape.size()
            << " sizes and " << offsets.size() << " offsets";
-  for (int64_t d = 0; d < rank; ++d) {
-    std::optional<int64_t> end =
-        llvm::checkedAdd<int64_t>(offsets[d], type.getDimSize(d));
-    if (offsets[d] < 0 || !end || *end > shape[d])
-      return emitOpError("part dimension ")
-             << d << " (offset " << offsets[d] << ", size "
-             << type.getDimSize(d) << ") does not fit in size " << shape[d]
-             << " of '" << *getPartOf() << "'";
-  }
-  return success();
+  return checkBoxFits(*this, "part", offsets, type.getShape(), shape,
+                      "'" + *getPartOf() + "'");
 }
 
 std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
@@ -205,16 +216,9 @@ GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError("block has ")
              << block->size() << " sizes and " << offsets.size()
              << " offsets for weight '" << getName() << "' of rank " << rank;
-    for (int64_t d = 0; d < rank; ++d) {
-      std::optional<int64_t> end =
-          llvm::checkedAdd<int64_t>(offsets[d], (*block)[d]);
-      if (offsets[d] < 0 || (*block)[d] < 0 || !end ||
-          *end > declared.getDimSize(d))
-        return emitOpError("block dimension ")
-               << d << " (offset " << offsets[d] << ", size " << (*block)[d]
-               << ") does not fit in size " << declared.getDimSize(d)
-               << " of weight '" << getName() << "'";
-    }
+    if (failed(checkBoxFits(*this, "block", offsets, *block,
+                            declared.getShape(), "weight '" + getName() + "'")))
+      return failure();
     read = RankedTensorType::get(*block, declared.getElementType());
   }
   SmallVector<int64_t> expected(read.getShape());

@@ -140,23 +140,16 @@ private:
         })
         .Case([&](RankOp r) { indices[r] = 0; })
         .Case([&](GetWeightOp w) {
+          // The verifier has checked that the declaration exists.
           auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
               w, w.getNameAttr());
-          std::string stored =
-              decl ? decl.getStoredName().str() : w.getName().str();
+          std::string stored = decl.getStoredName().str();
           auto it = weights.find(stored);
           if (it == weights.end())
             failWith("weight '" + stored + "' is not in the weights file");
           ref::Tensor value =
               ref::cast(it->second, runtimeDType(w.getType().getElementType()));
-          std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
-              box;
-          if (decl)
-            box = decl.getStoredBox(w.getOffsets(), w.getBlock());
-          else if (std::optional<ArrayRef<int64_t>> block = w.getBlock())
-            box = std::make_pair(SmallVector<int64_t>(*w.getOffsets()),
-                                 SmallVector<int64_t>(*block));
-          if (box)
+          if (auto box = decl.getStoredBox(w.getOffsets(), w.getBlock()))
             value = ref::slice(
                 value,
                 std::vector<int64_t>(box->first.begin(), box->first.end()),
