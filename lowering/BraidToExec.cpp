@@ -18,6 +18,9 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <map>
+#include <set>
+
 namespace mlir {
 namespace braid {
 #define GEN_PASS_DEF_BRAIDTOEXEC
@@ -48,6 +51,15 @@ struct Instruction {
 
 /// Bytes of a tensor value (i1 as one byte per element).
 static int64_t bytesOf(Value value) { return getNumBytes(value); }
+
+/// The optional group (braid.optional, braid-acco's micro-batches beyond a
+/// round's minimum) `op` is in; -1: none. Fusions never join ops of
+/// different groups: a skipped group's kernels do not run.
+static int64_t optionalGroupOf(Operation *op) {
+  auto group = op ? op->getAttrOfType<IntegerAttr>(kOptionalAttrName)
+                  : IntegerAttr();
+  return group ? group.getInt() : -1;
+}
 
 /// What a matmul does to its product before writing it: the bias add, the
 /// activation and the residual add that followed it in the program, in
@@ -149,6 +161,14 @@ private:
   /// Values in program order (for deterministic buffer numbering).
   SmallVector<Value> values;
   int64_t numEvents = 0;
+  /// Per communication round (braid.round on collectives): the events that
+  /// end the async regions holding its collectives.
+  std::map<int64_t, SmallVector<int64_t>> roundEvents;
+  /// Whether a kernel of an optional group writes a value read outside it.
+  bool escapesGroup(Operation *op);
+  /// The plan's optional groups (braid.optional_until on the function): per
+  /// group, the events after which it is skipped.
+  FailureOr<ArrayAttr> optionalGroups(Builder &b);
 };
 
 } // namespace
@@ -215,6 +235,13 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
       int64_t done = numEvents++;
       program.push_back(
           {Instruction::Record, nullptr, async.getStream().str(), done});
+      std::set<int64_t> rounds;
+      async.walk([&](Operation *inner) {
+        if (auto round = inner->getAttrOfType<IntegerAttr>(kRoundAttrName))
+          rounds.insert(round.getInt());
+      });
+      for (int64_t round : rounds)
+        roundEvents[round].push_back(done);
       for (auto [future, value] :
            llvm::zip(async.getResults(), async.getYield().getValues()))
         futures[future] = {done, value};
@@ -257,6 +284,14 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
     }
     if (!isa<CostOpInterface>(op) && !isa<CollectiveOpInterface>(op))
       return op.emitOpError("cannot be lowered to exec");
+    if (optionalGroupOf(&op) >= 0 && isa<CollectiveOpInterface>(op))
+      return op.emitOpError("is a collective in optional group ")
+             << optionalGroupOf(&op) << ": every rank must issue it";
+    if (optionalGroupOf(&op) >= 0 && stream != AsyncOp::getMainStream())
+      return op.emitOpError("is in optional group ")
+             << optionalGroupOf(&op)
+             << " and in an async region; optional work runs on the main "
+                "stream";
     program.push_back({Instruction::Compute, &op, stream.str(), -1});
   }
   return success();
@@ -369,7 +404,8 @@ void Lowering::fuseEpilogues() {
         break;
       Operation *user = *value.getUsers().begin();
       auto at = position.find(user);
-      if (at == position.end() || at->second <= i || !canMoveUp(at->second))
+      if (at == position.end() || at->second <= i || !canMoveUp(at->second) ||
+          optionalGroupOf(user) != optionalGroupOf(matmul))
         break;
       Epilogue joined = epilogue;
       if (!joinEpilogue(user, value, joined))
@@ -453,6 +489,7 @@ void Lowering::fuseElementwise() {
             at != position.end() && at->second < i && !absorbed[at->second] &&
             operand.hasOneUse() && def->getResult(0).getType() == type &&
             !chainName(def).empty() && taken.size() + 1 < kMaxChainSteps &&
+            optionalGroupOf(def) == optionalGroupOf(root.op) &&
             canMoveDown(at->second);
         if (fusible) {
           taken.push_back(at->second);
@@ -1052,11 +1089,21 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
       for (Value leaf : group->second.leaves)
         bytes += bytesOf(leaf);
     }
-    exec::KernelOp::create(
+    auto made = exec::KernelOp::create(
         sb, op->getLoc(), sb.getStringAttr(kernel), sb.getArrayAttr(inputs),
         sb.getArrayAttr(outputs), attrs, sb.getArrayAttr(indices),
         sb.getI64IntegerAttr(flops), sb.getI64IntegerAttr(bytes));
+    if (int64_t group = optionalGroupOf(op); group >= 0) {
+      made->setAttr("exec.optional_group", sb.getI64IntegerAttr(group + 1));
+      if (escapesGroup(op))
+        made->setAttr("exec.zero_when_skipped", sb.getUnitAttr());
+    }
   }
+  FailureOr<ArrayAttr> optional = optionalGroups(b);
+  if (failed(optional))
+    return failure();
+  if (*optional)
+    plan->setAttr("exec.optional_groups", *optional);
   if (failed(status))
     return failure();
   // State weights take their next values: one copy into every buffer
@@ -1092,6 +1139,62 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
     }
   }
   return success();
+}
+
+bool Lowering::escapesGroup(Operation *op) {
+  int64_t group = optionalGroupOf(op);
+  SmallVector<Value> work(outputsOf(op));
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      // A view is read where its users read it.
+      if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+        work.push_back(reshape.getResult());
+        continue;
+      }
+      // Fused ops run inside their anchor, which is in the same group.
+      if (optionalGroupOf(user) != group)
+        return true;
+    }
+  }
+  return false;
+}
+
+FailureOr<ArrayAttr> Lowering::optionalGroups(Builder &b) {
+  auto until = main->getAttrOfType<DenseI64ArrayAttr>(kOptionalUntilAttrName);
+  int64_t used = -1;
+  for (const Instruction &inst : program)
+    used = std::max(used, optionalGroupOf(inst.op));
+  if (!until) {
+    if (used >= 0)
+      return main.emitOpError("has ops in optional group ")
+                 << used << " but no " << kOptionalUntilAttrName
+                 << " saying when a group may be skipped",
+             failure();
+    return ArrayAttr();
+  }
+  if (used >= static_cast<int64_t>(until.size()))
+    return main.emitOpError("has ops in optional group ")
+               << used << ", but " << kOptionalUntilAttrName << " describes "
+               << until.size() << " groups",
+           failure();
+  SmallVector<Attribute> groups;
+  for (auto [group, round] : llvm::enumerate(until.asArrayRef())) {
+    auto events = roundEvents.find(round);
+    if (events == roundEvents.end())
+      return main.emitOpError("optional group ")
+                 << group << " is skipped once round " << round
+                 << "'s communication is done, but no asynchronous "
+                    "collective carries "
+                 << kRoundAttrName << " = " << round
+                 << " (run braid-schedule first)",
+             failure();
+    groups.push_back(b.getDenseI64ArrayAttr(events->second));
+  }
+  return b.getArrayAttr(groups);
 }
 
 namespace {

@@ -126,7 +126,17 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
       t->set_steps(steps.getInt());
     if (auto algorithm = training.getAs<StringAttr>("algorithm"))
       t->set_algorithm(algorithm.str());
+    if (auto ran = training.getAs<StringAttr>("ran"))
+      t->set_ran_output(ran.str());
   }
+  // Optional groups (braid-to-exec's exec.optional_groups: per group, its
+  // until events; instructions name theirs with exec.optional_group).
+  if (auto groups = op->getAttrOfType<ArrayAttr>("exec.optional_groups"))
+    for (Attribute group : groups) {
+      pb::OptionalGroup *g = plan.add_optional_groups();
+      for (int64_t event : cast<DenseI64ArrayAttr>(group).asArrayRef())
+        g->add_until_events(static_cast<uint32_t>(event));
+    }
 
   llvm::StringMap<uint32_t> ids;
   auto idOf = [&](FlatSymbolRefAttr ref) { return ids.lookup(ref.getValue()); };
@@ -184,6 +194,9 @@ LogicalResult mlir::braid::translateExecToPlan(exec::PlanOp op,
       for (Operation &inst : stream.getBody().front()) {
         pb::Instruction *i = s->add_instructions();
         i->set_location(locationString(inst.getLoc()));
+        if (auto group = inst.getAttrOfType<IntegerAttr>("exec.optional_group"))
+          i->set_optional_group(static_cast<uint32_t>(group.getInt()));
+        i->set_zero_when_skipped(inst.hasAttr("exec.zero_when_skipped"));
         if (auto record = dyn_cast<exec::RecordOp>(inst)) {
           i->set_record_event(record.getEvent());
         } else if (auto wait = dyn_cast<exec::WaitOp>(inst)) {

@@ -153,6 +153,16 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   if (micro < 1 || ranks < 1)
     return fail(module) << "micro and ranks must be positive (micro=" << micro
                         << ", ranks=" << static_cast<int64_t>(ranks) << ")";
+  if (maxMicro != 0 && (maxMicro < micro || synchronous))
+    return fail(module) << "max-micro=" << static_cast<int64_t>(maxMicro)
+                        << (synchronous
+                                ? " does not apply to synchronous "
+                                  "accumulation"
+                                : " is below micro=" + std::to_string(micro));
+  // A run-time count: room for maxMicro micro-batches per round, the ones
+  // past `micro` optional.
+  bool dynamic = maxMicro > micro;
+  int64_t perRound = dynamic ? static_cast<int64_t>(maxMicro) : micro;
   FailureOr<OneRankStep> oneRank =
       checkOneRankStep(module, "braid-acco", "ACCO");
   if (failed(oneRank))
@@ -295,18 +305,24 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
         b, loc, b.getStringAttr(name), TypeAttr::get(type.clone(shape)),
         b.getUnitAttr(), b.getUnitAttr()));
   }
-  if (!synchronous && symbols.lookup("braid.acco.count"))
-    return fail(module) << "the module already has a weight @braid.acco.count";
+  // The count of the pending sum: the ranks' total (a fixed count is the
+  // same on every rank), or with a run-time count each rank's own, stored
+  // [P] split.
+  StringRef countName = dynamic ? "braid.acco.counts" : "braid.acco.count";
+  if (!synchronous && symbols.lookup(countName))
+    return fail(module) << "the module already has a weight @" << countName;
   auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  auto countsType = RankedTensorType::get({ranks}, b.getF32Type());
   WeightOp countWeight;
   if (!synchronous)
-    countWeight = WeightOp::create(b, loc, b.getStringAttr("braid.acco.count"),
-                                   TypeAttr::get(scalarType), b.getUnitAttr(),
-                                   b.getUnitAttr());
+    countWeight = WeightOp::create(
+        b, loc, b.getStringAttr(countName),
+        TypeAttr::get(dynamic ? countsType : scalarType), b.getUnitAttr(),
+        b.getUnitAttr());
 
   // The new entry block: the data inputs hold 2M steps (M synchronously)
   // of P batches.
-  int64_t steps = synchronous ? micro : 2 * micro;
+  int64_t steps = synchronous ? micro : 2 * perRound;
   auto *entry = new Block();
   main.getBody().push_front(entry);
   SmallVector<Type> argTypes;
@@ -364,11 +380,18 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
         nullptr, nullptr, meshRef, shardingAttr(stored.getRank(), 0));
     pending.push_back(ReshapeOp::create(b, loc, g.getType(), shard));
   }
-  Value count = synchronous
-                    ? Value()
-                    : GetWeightOp::create(
-                          b, loc, scalarType,
-                          FlatSymbolRefAttr::get(countWeight.getSymNameAttr()));
+  Value count;
+  if (dynamic)
+    count = ReshapeOp::create(
+        b, loc, scalarType,
+        GetWeightOp::create(
+            b, loc, RankedTensorType::get({1}, b.getF32Type()),
+            FlatSymbolRefAttr::get(countWeight.getSymNameAttr()), nullptr,
+            nullptr, meshRef, shardingAttr(1, 0)));
+  else if (!synchronous)
+    count = GetWeightOp::create(
+        b, loc, scalarType,
+        FlatSymbolRefAttr::get(countWeight.getSymNameAttr()));
 
   // One optimizer update, on shards, from gradient sums `sums` over `scale`
   // times their count: returns the values of the step's set_weight ops
@@ -556,12 +579,31 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
   };
   // Micro-batches [begin, end) at `params`: their losses appended to
   // `losses`, the sum of their gradients returned.
-  SmallVector<Value> losses;
+  // Per micro-batch, whether it ran on this rank: 1, or for an optional
+  // one a value it computes (a skipped group's reads as 0).
+  SmallVector<Value> losses, ran;
+  SmallVector<int64_t> optionalRounds; // per optional group, its round
+  Value yes = dynamic ? scalarConstant(b, loc, b.getI1Type(), 1) : Value();
   auto microBatches = [&](int64_t begin, int64_t end,
                           const llvm::DenseMap<StringAttr, Value> &params) {
     SmallVector<Value> sums;
     for (int64_t k = begin; k < end; ++k) {
+      Operation *mark = &entry->back();
       SmallVector<Value> out = compute(k, params);
+      bool optional = dynamic && k % perRound >= micro;
+      if (optional)
+        out.push_back(CastOp::create(b, loc, scalarType, yes));
+      if (dynamic) {
+        int64_t group = static_cast<int64_t>(optionalRounds.size());
+        for (Operation *op = mark->getNextNode(); op; op = op->getNextNode()) {
+          op->setAttr(kMicroBatchAttrName, b.getI64IntegerAttr(k));
+          if (optional)
+            op->setAttr(kOptionalAttrName, b.getI64IntegerAttr(group));
+        }
+        if (optional)
+          optionalRounds.push_back(k / perRound + 1);
+        ran.push_back(optional ? out.pop_back_val() : constant(1.0));
+      }
       losses.push_back(out.pop_back_val());
       if (sums.empty()) {
         sums = out;
@@ -605,14 +647,46 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
             b, loc, RankedTensorType::get({1}, lossType.getElementType()), l));
       all = ConcatOp::create(b, loc, lossesType, rows, 0);
     }
-    Value mean = AllReduceOp::create(b, loc, lossesType, meshRef, axes, all,
-                                     reduction(ReductionKind::Avg));
-    func::ReturnOp::create(b, ret.getLoc(), mean);
+    DictionaryAttr lossAttrs = main.getResultAttrDict(0);
+    if (!dynamic) {
+      Value mean = AllReduceOp::create(b, loc, lossesType, meshRef, axes, all,
+                                       reduction(ReductionKind::Avg));
+      func::ReturnOp::create(b, ret.getLoc(), mean);
+    } else {
+      // Each micro-batch's loss averaged over the ranks that ran it, and
+      // their count.
+      auto rowType = RankedTensorType::get({1}, lossType.getElementType());
+      SmallVector<Value> rows;
+      for (Value r : ran)
+        rows.push_back(ReshapeOp::create(b, loc, rowType, r));
+      Value ranks = AllReduceOp::create(
+          b, loc, lossesType, meshRef, axes,
+          ConcatOp::create(b, loc, lossesType, rows, 0),
+          reduction(ReductionKind::Sum));
+      Value sum = AllReduceOp::create(b, loc, lossesType, meshRef, axes, all,
+                                      reduction(ReductionKind::Sum));
+      Value mean =
+          DivOp::create(b, loc, sum, MaxOp::create(b, loc, ranks, constant(1.0)));
+      func::ReturnOp::create(b, ret.getLoc(), ValueRange{mean, ranks});
+    }
     body.dropAllDefinedValueUses();
     body.erase();
 
-    main.setFunctionType(FunctionType::get(context, argTypes, {lossesType}));
+    SmallVector<Type> results{lossesType};
+    if (dynamic)
+      results.push_back(lossesType);
+    main.setFunctionType(FunctionType::get(context, argTypes, results));
+    SmallVector<DictionaryAttr> resultAttrs{lossAttrs};
+    if (dynamic) {
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("braid.name", b.getStringAttr("ran"))));
+      main->setAttr(kOptionalUntilAttrName,
+                    b.getDenseI64ArrayAttr(optionalRounds));
+    }
+    main.setAllResultAttrs(resultAttrs);
     NamedAttrList entries(training);
+    if (dynamic)
+      entries.set("ran", b.getStringAttr("ran"));
     entries.set("batch", b.getI64IntegerAttr(batch * ranks));
     entries.set("steps", b.getI64IntegerAttr(steps));
     if (!synchronous)
@@ -641,33 +715,74 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     return finish(losses);
   }
 
+  // The collectives made since `mark` belong to communication round
+  // `round` (a run-time count skips a round's optional micro-batches once
+  // they are done).
+  auto inRound = [&](Operation *mark, int64_t round) {
+    if (!dynamic)
+      return;
+    for (Operation *op = mark->getNextNode(); op; op = op->getNextNode())
+      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
+        op->setAttr(kRoundAttrName, b.getI64IntegerAttr(round));
+  };
+  // The micro-batches this rank ran in a round: M, plus its optional ones'
+  // flags.
+  auto countOf = [&](ArrayRef<Value> flags) {
+    Value total = constant(static_cast<double>(micro));
+    for (Value flag : flags.drop_front(micro))
+      total = AddOp::create(b, loc, total, flag);
+    return total;
+  };
+
   // Round 1: the estimate from the pending gradients (scale P max(n, 1):
-  // a zero sum in the first call), beside the gradients at t.
-  Value estimateScale =
-      DivOp::create(b, loc, one,
-                    MulOp::create(b, loc, MaxOp::create(b, loc, count, one),
-                                  constant(static_cast<double>(ranks))));
+  // a zero sum in the first call; with a run-time count, n is the ranks'
+  // sum of their own counts), beside the gradients at t.
+  Operation *mark = &entry->back();
+  Value pendingCount =
+      dynamic ? AllReduceOp::create(b, loc, scalarType, meshRef, axes, count,
+                                    reduction(ReductionKind::Sum))
+                    .getResult()
+              : Value();
+  Value estimateScale = DivOp::create(
+      b, loc, one,
+      dynamic ? MaxOp::create(b, loc, pendingCount, one).getResult()
+              : MulOp::create(b, loc, MaxOp::create(b, loc, count, one),
+                              constant(static_cast<double>(ranks)))
+                    .getResult());
   FailureOr<Update> estimate = update(pending, estimateScale);
   if (failed(estimate))
     return failure();
   llvm::DenseMap<StringAttr, Value> estimated = gathered(*estimate);
-  SmallVector<Value> first = microBatches(0, micro, current);
+  inRound(mark, 1);
+  SmallVector<Value> first = microBatches(0, perRound, current);
 
   // Round 2: the real step on both halves, beside the gradients at t~.
+  mark = &entry->back();
   SmallVector<Value> both;
   for (auto [p, g] : llvm::zip(pending, first))
     both.push_back(AddOp::create(b, loc, p, g));
-  Value realScale = DivOp::create(
-      b, loc, one,
-      MulOp::create(
-          b, loc,
-          AddOp::create(b, loc, count, constant(static_cast<double>(micro))),
-          constant(static_cast<double>(ranks))));
+  Value realScale;
+  if (dynamic) {
+    Value firstCount =
+        AllReduceOp::create(b, loc, scalarType, meshRef, axes,
+                            countOf(ArrayRef<Value>(ran).take_front(perRound)),
+                            reduction(ReductionKind::Sum));
+    realScale = DivOp::create(b, loc, one,
+                              AddOp::create(b, loc, pendingCount, firstCount));
+  } else {
+    realScale = DivOp::create(
+        b, loc, one,
+        MulOp::create(
+            b, loc,
+            AddOp::create(b, loc, count, constant(static_cast<double>(micro))),
+            constant(static_cast<double>(ranks))));
+  }
   FailureOr<Update> real = update(both, realScale);
   if (failed(real))
     return failure();
   llvm::DenseMap<StringAttr, Value> next = gathered(*real);
-  SmallVector<Value> second = microBatches(micro, steps, estimated);
+  inRound(mark, 2);
+  SmallVector<Value> second = microBatches(perRound, steps, estimated);
 
   setState(*real, next);
   for (auto [sum, weight] : llvm::zip(second, pendingWeights)) {
@@ -676,9 +791,16 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
                         ReshapeOp::create(b, loc, row, sum), meshRef,
                         shardingAttr(row.getRank(), 0));
   }
-  SetWeightOp::create(b, loc,
-                      FlatSymbolRefAttr::get(countWeight.getSymNameAttr()),
-                      constant(static_cast<double>(micro)));
+  if (dynamic)
+    SetWeightOp::create(
+        b, loc, FlatSymbolRefAttr::get(countWeight.getSymNameAttr()),
+        ReshapeOp::create(b, loc, RankedTensorType::get({1}, b.getF32Type()),
+                          countOf(ArrayRef<Value>(ran).drop_front(perRound))),
+        meshRef, shardingAttr(1, 0));
+  else
+    SetWeightOp::create(b, loc,
+                        FlatSymbolRefAttr::get(countWeight.getSymNameAttr()),
+                        constant(static_cast<double>(micro)));
 
   return finish(losses);
 }

@@ -551,8 +551,29 @@ def BraidAcco : Pass<"braid-acco", "::mlir::ModuleOp"> {
     micro-batches at `t` and one step on their mean per call (`steps =
     micro`, no pending state). An exact rewrite of synchronous training at
     batch `micro * ranks * B`.
+
+    `max-micro=N` with N > micro (braidc's `acco=M:N`) makes the count a run
+    decides, as the authors' compute thread does: each round has room for
+    N micro-batches; the first `micro` always run, and each later one
+    (an optional group, `braid.optional`) runs only if the round's
+    communication (its collectives, `braid.round`) is still in flight when
+    the rank's compute stream reaches it, and else reads as zeros. A fast
+    rank thus computes more micro-batches per round than a slow one, and no
+    rank waits for the slowest one's extra work. The gradient counts are
+    run-time values: each rank's count of the pending sum is state
+    (`braid.acco.counts`, `[P]` stored split) and the counts are summed by
+    an all-reduce in the round that needs them. The loss result is
+    `[2 N]`, each micro-batch's loss averaged over the ranks that ran it,
+    and a second result `ran` `[2 N]` counts those ranks (0: the
+    micro-batch ran nowhere). A plan run with every group run computes
+    what `micro=N` does; with none, what `micro=M` does, on windows with
+    gaps.
   }];
   let options = [
+    Option<"maxMicro", "max-micro", "int64_t", /*default=*/"0",
+           "Room for this many micro-batches per round, the ones beyond "
+           "micro run only while the round's communication is in flight "
+           "(0: exactly micro)">,
     Option<"micro", "micro", "int64_t", /*default=*/"1",
            "Micro-batches per round (two rounds per call); 0: auto, the "
            "fewest whose compute covers the round's communication on the "

@@ -406,7 +406,18 @@ LogicalResult mlir::braid::buildDriverPipeline(
         return emitError("--algorithm '" + text +
                          "' is not cocod-sgd=K, acco[=M] or accumulate=N "
                          "(the training algorithms so far)");
-      int64_t number = 0;
+      int64_t number = 0, most = 0;
+      // acco=M:N: M micro-batches a round at least, up to N while the
+      // round's communication is in flight (a run-time count).
+      if (name == "acco" && count.contains(':')) {
+        auto [low, high] = count.split(':');
+        if (high.getAsInteger(10, most) || most < 2)
+          return emitError("--algorithm '" + text +
+                           "': acco=M:N needs N >= 2 and N > M (room for N "
+                           "micro-batches per round, the ones past M run "
+                           "while the round's communication is in flight)");
+        count = low;
+      }
       if (name == "acco" && count.empty())
         number = 1;
       else if (count == "auto" && name != "accumulate")
@@ -452,6 +463,12 @@ LogicalResult mlir::braid::buildDriverPipeline(
         BraidAccoOptions rounds;
         rounds.ranks = parallel.dp;
         rounds.micro = number;
+        rounds.maxMicro = most;
+        if (most > 0 && number >= most)
+          return emitError("--algorithm '" + text + "': acco=M:N needs M < N");
+        if (most > 0 && number == 0)
+          return emitError("--algorithm '" + text +
+                           "': acco=auto:N is not supported; give M");
         rounds.synchronous = name == "accumulate";
         rounds.hw = options.hw;
         pm.addPass(createBraidAcco(rounds));

@@ -22,6 +22,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <limits>
+#include <map>
 #include <set>
 
 namespace mlir {
@@ -118,6 +119,27 @@ public:
       for (size_t p : from)
         users[p].push_back(i);
     }
+    // Optional micro-batches (braid-acco's run-time count) wait for the
+    // micro-batch before them: a run decides whether to run one when its
+    // stream reaches its first op, which must therefore come after the
+    // previous micro-batch, not be hoisted to the start (a slice of the
+    // tokens is ready at once).
+    gateOf.assign(n, -1);
+    for (auto [i, op] : llvm::enumerate(ops))
+      if (auto batch = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName)) {
+        int64_t k = batch.getInt();
+        microBatchOps[k].push_back(i);
+        if (op->hasAttr(kOptionalAttrName) && k > 0)
+          gateOf[i] = k - 1;
+      }
+    for (size_t i = 0; i < n; ++i)
+      if (gateOf[i] >= 0) {
+        auto gate = microBatchOps.find(gateOf[i]);
+        if (gate == microBatchOps.end() || gate->second.empty())
+          gateOf[i] = -1;
+        else
+          gated[gateOf[i]].push_back(i);
+      }
     feedsCollective.assign(n, false);
     chained.assign(n, false);
     gather.assign(n, false);
@@ -181,6 +203,13 @@ public:
                                      func::FuncOp function,
                                      double *makespan = nullptr) const {
     SmallVector<size_t> pending(producers.begin(), producers.end());
+    for (size_t i = 0; i < n; ++i)
+      if (gateOf[i] >= 0)
+        ++pending[i];
+    // Per gating micro-batch, its ops not yet issued.
+    std::map<int64_t, size_t> gateLeft;
+    for (const auto &[k, waiting] : gated)
+      gateLeft[k] = microBatchOps.find(k)->second.size();
     std::set<size_t> readyCompute, readyCollectives;
     for (size_t i = 0; i < n; ++i)
       if (pending[i] == 0)
@@ -198,6 +227,14 @@ public:
         if (--pending[u] == 0)
           (isCollective(u) ? readyCollectives : readyCompute).insert(u);
       }
+      auto batch = ops[i]->getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
+      auto gate = batch ? gateLeft.find(batch.getInt()) : gateLeft.end();
+      if (gate != gateLeft.end() && --gate->second == 0)
+        for (size_t u : gated.find(gate->first)->second) {
+          available[u] = std::max(available[u], finish[i]);
+          if (--pending[u] == 0)
+            (isCollective(u) ? readyCollectives : readyCompute).insert(u);
+        }
     };
     SmallVector<bool> issued(n, false);
     std::array<size_t, 2> firstPending = {0, 0}; // into collectiveOrder
@@ -313,6 +350,12 @@ private:
   SmallVector<unsigned> streamOfCollective;
   /// Collectives with an operand another collective produced.
   SmallVector<bool> chained;
+  /// Ops per micro-batch (braid.micro_batch); per op of an optional
+  /// micro-batch, the micro-batch it waits for (-1: none), and per such
+  /// micro-batch the ops waiting for it.
+  std::map<int64_t, SmallVector<size_t>> microBatchOps;
+  SmallVector<int64_t> gateOf;
+  std::map<int64_t, SmallVector<size_t>> gated;
 };
 
 /// The arena braid-to-exec will build for an order (the same live ranges

@@ -40,4 +40,25 @@ class YieldOp;
 #define GET_OP_CLASSES
 #include "dialects/braid/BraidOps.h.inc"
 
+namespace mlir {
+namespace braid {
+/// Optional work (braid-acco's run-time micro-batch count), as discardable
+/// attributes that braid-schedule keeps and braid-to-exec lowers to the
+/// plan's optional groups:
+/// - `braid.optional = G : i64` on the ops of optional group G, work a run
+///   may skip (its results then read as zeros);
+/// - `braid.optional_until = array<i64: R0, R1, ...>` on the function:
+///   group G may be skipped once every collective of communication round
+///   R_G is done;
+/// - `braid.round = R : i64` on the collectives of round R;
+/// - `braid.micro_batch = K : i64` on the ops of micro-batch K: braid-schedule
+///   starts an optional micro-batch only after micro-batch K - 1, so that a
+///   run decides on it when the work before it is done.
+constexpr llvm::StringLiteral kMicroBatchAttrName = "braid.micro_batch";
+constexpr llvm::StringLiteral kOptionalAttrName = "braid.optional";
+constexpr llvm::StringLiteral kOptionalUntilAttrName = "braid.optional_until";
+constexpr llvm::StringLiteral kRoundAttrName = "braid.round";
+} // namespace braid
+} // namespace mlir
+
 #endif // BRAID_DIALECTS_BRAID_BRAIDDIALECT_H

@@ -42,12 +42,12 @@ static LogicalResult verifyTraining(PlanOp plan,
   for (NamedAttribute entry : training) {
     StringRef key = entry.getName().getValue();
     if (!llvm::is_contained({"tokens", "labels", "loss", "batch", "sequence",
-                             "steps", "algorithm"},
+                             "steps", "algorithm", "ran"},
                             key))
       return plan.emitOpError("training has an unknown entry '")
              << key
              << "' (it has tokens, labels, loss, batch, sequence, steps, "
-                "algorithm)";
+                "algorithm, ran)";
   }
   int64_t steps = 1;
   if (Attribute value = training.get("steps")) {
@@ -121,6 +121,14 @@ static LogicalResult verifyTraining(PlanOp plan,
     return plan.emitOpError("training loss output \"")
            << loss << "\" is " << type << ", not "
            << (steps > 1 ? "f32 [steps]" : "a scalar f32");
+  if (Attribute value = training.get("ran")) {
+    auto ran = dyn_cast<StringAttr>(value);
+    BufferOp counts = ran ? bound(ran.getValue(), /*input=*/false) : BufferOp();
+    if (!counts || counts.getTensorType() != type)
+      return plan.emitOpError("training 'ran' must name an exec.output of "
+                              "the loss's type ")
+             << type << " (the ranks that ran each step)";
+  }
   return success();
 }
 

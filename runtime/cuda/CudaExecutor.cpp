@@ -75,6 +75,10 @@ struct CudaExecutor::Streams {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graphExec = nullptr;
   bool capturing = false;
+  /// This run: per plan event, whether its record is issued; per optional
+  /// group, 0 not reached, 1 runs, 2 skipped.
+  std::vector<bool> recordIssued;
+  std::vector<uint8_t> groupDecisions;
 
   ~Streams() {
     if (graphExec)
@@ -169,6 +173,14 @@ CudaExecutor::CudaExecutor(const LoadedPlan &plan, CudaCommunicator &comm,
                       ", which no stream records before it (the streams "
                       "would deadlock)");
     order_ = std::move(order.steps);
+    if (options_.graph && proto.optional_groups_size() > 0 &&
+        options_.optionalPolicy == OptionalPolicy::Dynamic)
+      throw PlanError("rank " + std::to_string(rank) + ": the plan has " +
+                      std::to_string(proto.optional_groups_size()) +
+                      " optional groups (a run-time micro-batch count), "
+                      "decided while it runs; a CUDA graph replays fixed "
+                      "work: run without --cuda-graph, or fix the groups "
+                      "with --optional-groups all or none");
 
     // One stream, cuBLAS handle and workspace per plan stream.
     Streams &s = *streams_;
@@ -343,6 +355,16 @@ void CudaExecutor::enqueue(size_t stream, size_t index) {
             "cudaEventRecord");
   };
   try {
+    if (step.optionalGroup >= 0 && skipsGroup(stream, step.optionalGroup) &&
+        step.kind == StepKind::Kernel) {
+      // A skipped group's kernel: zeros where the plan reads its results
+      // later, nothing otherwise.
+      if (step.zeroWhenSkipped)
+        for (const TensorView &out : step.args.outputs)
+          check(cudaMemsetAsync(out.data, 0, out.numBytes(), cuda),
+                "cudaMemsetAsync");
+      return;
+    }
     switch (step.kind) {
     case StepKind::Kernel:
       record(s.stepStart[stream][index]);
@@ -356,6 +378,7 @@ void CudaExecutor::enqueue(size_t stream, size_t index) {
       return;
     case StepKind::Record:
       check(cudaEventRecord(s.planEvents[step.event], cuda), "cudaEventRecord");
+      s.recordIssued[step.event] = true;
       return;
     case StepKind::Wait:
       check(cudaStreamWaitEvent(cuda, s.planEvents[step.event], 0),
@@ -369,7 +392,48 @@ void CudaExecutor::enqueue(size_t stream, size_t index) {
   }
 }
 
+bool CudaExecutor::skipsGroup(size_t stream, int32_t group) {
+  Streams &s = *streams_;
+  uint8_t &decision = s.groupDecisions[group];
+  if (decision == 0) {
+    bool skip = options_.optionalPolicy == OptionalPolicy::None;
+    if (options_.optionalPolicy == OptionalPolicy::Dynamic) {
+      // What the CPU executor decides when its stream reaches the group:
+      // the host waits until this stream has run what precedes the group,
+      // then asks whether the round's communication is done. An event
+      // whose record is not issued yet counts as not done (CUDA calls an
+      // unrecorded event complete).
+      check(cudaStreamSynchronize(s.contexts[stream].stream),
+            "cudaStreamSynchronize (deciding an optional group)");
+      skip = true;
+      for (uint32_t event :
+           plan_.proto.optional_groups(group).until_events()) {
+        if (!skip)
+          break;
+        if (!s.recordIssued[event]) {
+          skip = false;
+          break;
+        }
+        cudaError_t status = cudaEventQuery(s.planEvents[event]);
+        if (status == cudaErrorNotReady) {
+          skip = false;
+        } else if (status != cudaSuccess) {
+          (void)cudaGetLastError();
+          check(status, "cudaEventQuery (deciding an optional group)");
+        }
+      }
+    }
+    decision = skip ? 2 : 1;
+    profile_.groupsRun[group] = !skip;
+  }
+  return decision == 2;
+}
+
 void CudaExecutor::enqueueAll() {
+  Streams &s = *streams_;
+  s.recordIssued.assign(plan_.proto.num_events(), false);
+  s.groupDecisions.assign(plan_.proto.optional_groups_size(), 0);
+  profile_.groupsRun.assign(s.groupDecisions.size(), true);
   for (const auto &[stream, index] : order_)
     enqueue(stream, index);
 }

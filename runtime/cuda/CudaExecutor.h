@@ -56,6 +56,12 @@ struct CudaExecutorOptions {
   /// weights start from it instead of the weights file or zeros. Must
   /// outlive the constructor.
   const SafetensorsFile *checkpoint = nullptr;
+  /// Which optional groups (Plan.optional_groups) a run runs. Dynamic
+  /// decides on the host when the group is issued: it waits for the group's
+  /// stream to drain and skips the group when the records of its
+  /// until_events are issued and complete. A CUDA graph replays fixed work,
+  /// so `graph` with a plan that has groups needs All or None.
+  OptionalPolicy optionalPolicy = OptionalPolicy::Dynamic;
 };
 
 class CudaExecutor {
@@ -96,6 +102,9 @@ private:
   TensorView buffer(uint32_t id) const;
   void release();
   void enqueueAll();
+  /// Whether this run skips optional group `group` (of `stream`), decided
+  /// the first time one of its steps is issued.
+  bool skipsGroup(size_t stream, int32_t group);
   void enqueue(size_t stream, size_t index);
   void runCollective(size_t stream, const PlanStep &step);
   void waitForCompletion();

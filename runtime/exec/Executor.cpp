@@ -44,6 +44,9 @@ struct Executor::State {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<int> recorded;
+  /// Per optional group of the plan: 0 not reached yet in this run, 1 runs,
+  /// 2 skipped. Only the group's own stream reads and writes its entry.
+  std::vector<uint8_t> groupDecisions;
   std::atomic<bool> failed{false};
   std::string firstError;
   Clock::time_point start;
@@ -251,6 +254,8 @@ TensorView Executor::output(const std::string &name) const {
 void Executor::run() {
   State &state = *state_;
   state.recorded.assign(plan_.proto.num_events(), 0);
+  state.groupDecisions.assign(plan_.proto.optional_groups_size(), 0);
+  profile_.groupsRun.assign(state.groupDecisions.size(), true);
   state.failed = false;
   state.firstError.clear();
   for (StreamTiming &stream : profile_.streams)
@@ -293,7 +298,19 @@ void Executor::runStream(size_t stream) {
                              Clock::now() - state.start)
                              .count();
     try {
-      execute(stream, step);
+      if (step.optionalGroup >= 0 && skipsGroup(step.optionalGroup) &&
+          step.kind == StepKind::Kernel) {
+        // A skipped group's kernel: zeros where the plan reads its results
+        // later, nothing otherwise (not in the trace either).
+        if (!step.zeroWhenSkipped) {
+          timings[i].startNs = -1;
+          continue;
+        }
+        for (const TensorView &out : step.args.outputs)
+          std::memset(out.data, 0, out.numBytes());
+      } else {
+        execute(stream, step);
+      }
     } catch (const Aborted &) {
       timings[i].startNs = -1;
       return;
@@ -308,6 +325,31 @@ void Executor::runStream(size_t stream) {
                            Clock::now() - state.start)
                            .count();
   }
+}
+
+bool Executor::skipsGroup(int32_t group) {
+  State &state = *state_;
+  uint8_t &decision = state.groupDecisions[group];
+  if (decision == 0) {
+    bool skip = false;
+    switch (options_.optionalPolicy) {
+    case OptionalPolicy::All:
+      break;
+    case OptionalPolicy::None:
+      skip = true;
+      break;
+    case OptionalPolicy::Dynamic: {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      skip = true;
+      for (uint32_t event : plan_.proto.optional_groups(group).until_events())
+        skip = skip && state.recorded[event] > 0;
+      break;
+    }
+    }
+    decision = skip ? 2 : 1;
+    profile_.groupsRun[group] = !skip;
+  }
+  return decision == 2;
 }
 
 void Executor::reportFailure(size_t stream, size_t index,

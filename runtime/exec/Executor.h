@@ -59,6 +59,8 @@ struct ExecutorOptions {
   /// whose every reader keeps its own prepared copy is then released from
   /// the arena: buffer() reads it as zeros. Never for training plans.
   bool prepareKernels = true;
+  /// Which optional groups (Plan.optional_groups) a run runs.
+  OptionalPolicy optionalPolicy = OptionalPolicy::Dynamic;
 };
 
 /// Runs one validated plan on one rank.
@@ -98,6 +100,10 @@ private:
   void waitEvent(uint32_t event);
   void recordEvent(uint32_t event);
   void reportFailure(size_t stream, size_t index, const std::string &what);
+  /// Whether this run skips optional group `group`; decided when its stream
+  /// first reaches it, by the policy (Dynamic: when every until_event is
+  /// recorded by then).
+  bool skipsGroup(int32_t group);
 
   const LoadedPlan &plan_;
   Communicator &comm_;

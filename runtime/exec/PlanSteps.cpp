@@ -113,6 +113,8 @@ resolvePlanSteps(const LoadedPlan &plan, const MeshShape &mesh, int64_t rank,
       const plan::Instruction &instruction = stream.instructions(i);
       PlanStep step;
       step.location = &instruction.location();
+      step.optionalGroup = static_cast<int32_t>(instruction.optional_group()) - 1;
+      step.zeroWhenSkipped = instruction.zero_when_skipped();
       switch (instruction.kind_case()) {
       case plan::Instruction::kKernel: {
         const plan::Kernel &kernel = instruction.kernel();
@@ -276,6 +278,16 @@ IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
     }
   }
   return order;
+}
+
+std::optional<OptionalPolicy> parseOptionalPolicy(const std::string &text) {
+  if (text == "dynamic")
+    return OptionalPolicy::Dynamic;
+  if (text == "all")
+    return OptionalPolicy::All;
+  if (text == "none")
+    return OptionalPolicy::None;
+  return std::nullopt;
 }
 
 TensorView arenaView(const LoadedPlan &plan, uint8_t *arena, uint32_t id) {

@@ -44,6 +44,11 @@ struct PlanStep {
   std::string name;
   /// The instruction's location in the plan (points into the plan).
   const std::string *location = nullptr;
+  /// The plan's optional group (Plan.optional_groups) the step is in; -1:
+  /// none. A skipped group's kernels with zeroWhenSkipped write zeros to
+  /// their outputs and its other kernels do not run (decideOptionalGroup).
+  int32_t optionalGroup = -1;
+  bool zeroWhenSkipped = false;
   // Kernel.
   const KernelInfo *kernel = nullptr;
   KernelArgs args;
@@ -60,6 +65,16 @@ struct PlanStep {
   // Events.
   uint32_t event = 0;
 };
+
+/// Whether a run runs the optional groups it reaches: every one (`All`, what
+/// the plan means without a run-time count), none it may skip (`None`), or
+/// as the plan says: skip a group when its until_events are all recorded as
+/// its stream reaches it (`Dynamic`). The fixed policies make a run
+/// reproducible (tests compare them with the reference).
+enum class OptionalPolicy { Dynamic, All, None };
+
+/// Parses "dynamic", "all" or "none"; nullopt for anything else.
+std::optional<OptionalPolicy> parseOptionalPolicy(const std::string &text);
 
 /// dst[b][a] = src[a][b] for blocks of `chunk` bytes, a < rows, b < columns.
 struct BlockTranspose {

@@ -60,6 +60,9 @@ struct RunProfile {
   /// Why the instructions carry no times (e.g. the run was one CUDA graph);
   /// empty when they do.
   std::string untimed;
+  /// Per optional group of the plan (Plan.optional_groups): whether the run
+  /// ran it (false: skipped). Empty for a plan without groups.
+  std::vector<bool> groupsRun;
 
   /// Total, per-stream busy time and share, and the ops that took longest.
   std::string summary() const;

@@ -61,6 +61,7 @@ public:
                              std::to_string(kMaxEvents));
     checkStreams();
     checkEvents();
+    checkOptionalGroups();
   }
 
 private:
@@ -432,6 +433,15 @@ private:
                (steps > 1 ? "; the loss must be f32 [steps] = " +
                                 shapeToString(lossShape)
                           : std::string("; the loss must be a scalar f32")));
+    if (!training.ran_output().empty()) {
+      const BufferInfo &ran = bindingRef(
+          "training.ran_output", training.ran_output(), /*input=*/false);
+      if (ran.dtype != DType::F32 || ran.shape != lossShape)
+        fail("training.ran_output",
+             "output " + quoted(training.ran_output()) + " is " +
+                 describe(ran) + "; it counts the ranks that ran each step, " +
+                 "f32 " + shapeToString(lossShape) + " like the loss");
+    }
   }
 
   void checkBindings() {
@@ -690,6 +700,61 @@ private:
                  : "waits on event " + std::to_string(event) +
                        ", which no instruction records");
       }
+  }
+
+  /// Every optional group lies on one stream, holds no collective and is
+  /// skipped only on events that some instruction records;
+  /// zero_when_skipped marks kernels of groups only.
+  void checkOptionalGroups() {
+    size_t groups = plan_.optional_groups_size();
+    std::vector<int> streamOf(groups, -1);
+    for (int s = 0; s < plan_.streams_size(); ++s) {
+      const plan::Stream &stream = plan_.streams(s);
+      for (int i = 0; i < stream.instructions_size(); ++i) {
+        const plan::Instruction &instruction = stream.instructions(i);
+        uint32_t group = instruction.optional_group();
+        if (group == 0) {
+          if (instruction.zero_when_skipped())
+            fail(position(s, i), "is zero_when_skipped but in no optional "
+                                 "group");
+          continue;
+        }
+        if (group > groups)
+          fail(position(s, i), "optional_group " + std::to_string(group) +
+                                   " is not one of the plan's " +
+                                   std::to_string(groups) +
+                                   " optional groups (1-based)");
+        if (instruction.has_collective())
+          fail(position(s, i), "a collective cannot be in an optional group "
+                               "(every rank must issue it)");
+        if (instruction.zero_when_skipped() && !instruction.has_kernel())
+          fail(position(s, i), "zero_when_skipped marks kernels only");
+        int &owner = streamOf[group - 1];
+        if (owner >= 0 && owner != s)
+          fail(position(s, i), "optional group " + std::to_string(group) +
+                                   " is also on " +
+                                   quoted(plan_.streams(owner).name()) +
+                                   "; a group lies on one stream");
+        owner = s;
+      }
+    }
+    for (size_t g = 0; g < groups; ++g) {
+      std::string field = "optional_groups[" + std::to_string(g) + "]";
+      const plan::OptionalGroup &group = plan_.optional_groups(g);
+      if (streamOf[g] < 0)
+        fail(field, "has no instruction");
+      if (group.until_events_size() == 0)
+        fail(field + ".until_events", "is empty (the group would always be "
+                                      "skipped)");
+      for (int e = 0; e < group.until_events_size(); ++e) {
+        std::string where =
+            field + ".until_events[" + std::to_string(e) + "]";
+        checkEvent(where, group.until_events(e));
+        if (!records_.count(group.until_events(e)))
+          fail(where, "event " + std::to_string(group.until_events(e)) +
+                          " is recorded by no instruction");
+      }
+    }
   }
 
   LoadedPlan &result_;

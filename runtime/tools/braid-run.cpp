@@ -101,6 +101,11 @@ options:
   --timeout-s S       longest wait for an event or a collective (default 300)
   --cuda-graph        cuda: capture the plan into a CUDA graph on the first
                       run and replay it (one launch per run; no per-op times)
+  --optional-groups P[,P...]
+                      a plan's optional work (braidc --algorithm acco=M:N):
+                      dynamic (default: skipped once the round's
+                      communication is done), all (always run) or none
+                      (never run); one per rank, the last for the rest
   --help              this text
   --version           the version of Braid, and the CPU GEMM library
 exit status: 0 success, 1 outputs differ from --expected, 2 error
@@ -140,6 +145,7 @@ struct Options {
   int threads = 0; // 0: OMP_/OPENBLAS_NUM_THREADS, else the default
   double timeoutSeconds = 300;
   bool cudaGraph = false;
+  std::vector<OptionalPolicy> optionalPolicies{OptionalPolicy::Dynamic};
   bool verbose = false;
   // Training runs.
   int64_t steps = 0;
@@ -248,6 +254,20 @@ Options parseOptions(int argc, char **argv) {
       if (inlineValue)
         throw UsageError("--cuda-graph takes no value");
       options.cudaGraph = true;
+    } else if (flag == "--optional-groups") {
+      options.optionalPolicies.clear();
+      std::string list = value();
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = std::min(list.find(',', start), list.size());
+        std::string item = list.substr(start, comma - start);
+        std::optional<OptionalPolicy> policy = parseOptionalPolicy(item);
+        if (!policy)
+          throw UsageError("--optional-groups needs dynamic, all or none "
+                           "(one per rank, comma-separated), got '" +
+                           item + "'");
+        options.optionalPolicies.push_back(*policy);
+        start = comma + 1;
+      }
     } else if (flag == "--verbose") {
       if (inlineValue)
         throw UsageError("--verbose takes no value");
@@ -418,15 +438,25 @@ HostTensor hostTensor(const std::string &name, const TensorView &view,
   return tensor;
 }
 
+/// Rank `rank`'s entry of --optional-groups (the last for the rest).
+OptionalPolicy policyOfRank(const std::vector<OptionalPolicy> &policies,
+                            int64_t rank) {
+  return policies[std::min<size_t>(static_cast<size_t>(rank),
+                                   policies.size() - 1)];
+}
+
 class CpuRunner final : public Runner {
 public:
   CpuRunner(const LoadedPlan &plan, const SafetensorsFile *weights,
             const SafetensorsFile *checkpoint, int64_t ranks,
-            std::chrono::milliseconds timeout, int *argc, char ***argv)
+            std::chrono::milliseconds timeout,
+            const std::vector<OptionalPolicy> &policies, int *argc,
+            char ***argv)
       : comm_(makeCommunicator(plan.mesh, ranks, argc, argv)) {
     comm_->setTimeout(timeout);
     ExecutorOptions options;
     options.eventTimeout = timeout;
+    options.optionalPolicy = policyOfRank(policies, comm_->rank());
     options.checkpoint = checkpoint;
     executor_ = std::make_unique<Executor>(plan, *comm_, weights, options);
     device_ = std::make_unique<ExecutorDevice>(*executor_, *comm_);
@@ -531,7 +561,8 @@ class CudaRunner final : public Runner {
 public:
   CudaRunner(const LoadedPlan &plan, const SafetensorsFile *weights,
              const SafetensorsFile *checkpoint, int64_t ranks,
-             std::chrono::milliseconds timeout, bool graph, int *argc,
+             std::chrono::milliseconds timeout, bool graph,
+             const std::vector<OptionalPolicy> &policies, int *argc,
              char ***argv) {
     int count = 0;
     cuda::check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
@@ -543,6 +574,7 @@ public:
     options.timeout = timeout;
     options.graph = graph;
     options.checkpoint = checkpoint;
+    options.optionalPolicy = policyOfRank(policies, comm_->rank());
     executor_ =
         std::make_unique<cuda::CudaExecutor>(plan, *comm_, weights, options);
     device_ = std::make_unique<CudaTrainingDevice>(*executor_, *comm_, plan);
@@ -827,11 +859,14 @@ int run(int argc, char **argv) {
   if (useCuda)
     runner = std::make_unique<CudaRunner>(plan, weights ? &*weights : nullptr,
                                           checkpoint, ranks, timeout,
-                                          options.cudaGraph, &argc, &argv);
+                                          options.cudaGraph,
+                                          options.optionalPolicies, &argc,
+                                          &argv);
 #endif
   if (!runner)
     runner = std::make_unique<CpuRunner>(plan, weights ? &*weights : nullptr,
-                                         checkpoint, ranks, timeout, &argc,
+                                         checkpoint, ranks, timeout,
+                                         options.optionalPolicies, &argc,
                                          &argv);
   int64_t rank = runner->rank();
   std::string prefix = ranks > 1 ? "[rank " + std::to_string(rank) + "] " : "";

@@ -194,6 +194,8 @@ TrainingRun::TrainingRun(const LoadedPlan &plan, const TokenFile &data,
   types_.labels =
       plan.buffers[bindingBuffer(plan, training.labels_input(), true)].dtype;
   lossBuffer_ = bindingBuffer(plan, training.loss_output(), false);
+  if (!training.ran_output().empty())
+    ranBuffer_ = bindingBuffer(plan, training.ran_output(), false);
 
   for (const auto &[name, bytes] : options_.fixedInputs) {
     if (name == training.tokens_input() || name == training.labels_input())
@@ -235,6 +237,10 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
   summary.firstStep = summary.endStep = firstStep_;
   summary.tokensPerStep = batch * sequence;
   summary.arenaBytes = plan_.proto.arena_bytes();
+  if (ranBuffer_) {
+    summary.microBatchesRun = 0;
+    summary.ranks = plan_.mesh.numRanks();
+  }
 
   // Files are created only now that everything is checked; a checkpoint
   // that cannot be created fails before the first step, not after the last.
@@ -278,7 +284,19 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
     std::vector<uint8_t> lossBytes = device.readBuffer(lossBuffer_);
     std::vector<float> losses(perCall);
     std::memcpy(losses.data(), lossBytes.data(), perCall * sizeof(float));
+    // With a run-time micro-batch count, the ranks that ran each step (a
+    // step no rank ran is no step of the run: not logged).
+    std::vector<float> ranks(perCall, 1.0f);
+    if (ranBuffer_) {
+      std::vector<uint8_t> ranBytes = device.readBuffer(*ranBuffer_);
+      std::memcpy(ranks.data(), ranBytes.data(), perCall * sizeof(float));
+    }
     float loss = losses.back();
+    for (int64_t k = 0; k < perCall && ranBuffer_; ++k)
+      if (ranks[k] > 0) {
+        loss = losses[k];
+        summary.microBatchesRun += static_cast<int64_t>(ranks[k] + 0.5f);
+      }
     int64_t step = call + perCall - 1;
     summary.stepSeconds += secondsSince(stepStart);
     summary.lastLoss = loss;
@@ -286,6 +304,8 @@ TrainingSummary TrainingRun::run(TrainingDevice &device,
 
     if (log) {
       for (int64_t k = 0; k < perCall; ++k) {
+        if (ranks[k] <= 0)
+          continue;
         char row[64];
         std::snprintf(row, sizeof(row), "%lld,%.9g\n",
                       static_cast<long long>(call + k), losses[k]);
@@ -344,6 +364,15 @@ std::string TrainingSummary::format() const {
       static_cast<unsigned long long>(arenaBytes), prepareSeconds,
       waitSeconds);
   std::string result = text;
+  if (microBatchesRun >= 0) {
+    std::snprintf(text, sizeof(text),
+                  "  run-time micro-batch count: %lld micro-batches run over "
+                  "the ranks, of %lld slots (%lld per rank)\n",
+                  static_cast<long long>(microBatchesRun),
+                  static_cast<long long>(steps * ranks),
+                  static_cast<long long>(steps));
+    result += text;
+  }
   if (checkpoints > 0) {
     std::snprintf(text, sizeof(text), "  checkpoints: %lld in %.3f s\n",
                   static_cast<long long>(checkpoints), saveSeconds);

@@ -69,6 +69,11 @@ struct TrainingSummary {
          waitSeconds = 0;
   uint64_t arenaBytes = 0;
   int64_t checkpoints = 0;
+  /// With a run-time micro-batch count (the plan's ran output): the
+  /// micro-batches the ranks ran, summed over ranks and steps, and the
+  /// ranks; -1 without one.
+  int64_t microBatchesRun = -1;
+  int64_t ranks = 1;
 
   /// "trained steps 0..19 ...": the final lines braid-run prints.
   std::string format() const;
@@ -104,6 +109,8 @@ private:
   WindowOrder order_;
   BatchTypes types_;
   uint32_t lossBuffer_ = 0;
+  /// The plan's ran output (a run-time micro-batch count), if any.
+  std::optional<uint32_t> ranBuffer_;
 };
 
 } // namespace braid::rt

@@ -185,7 +185,10 @@ llvm::cl::opt<std::string> algorithm(
                    "(CoCoD-SGD; K a count or auto). acco[=M]: each call "
                    "one optimizer step of ACCO, its sharded update and "
                    "collectives beside two rounds of M micro-batches (M a "
-                   "count, default 1, or auto). accumulate=N: synchronous, "
+                   "count, default 1, or auto); acco=M:N: room for N a "
+                   "round, the ones past M run while the round's "
+                   "communication is in flight (a run-time count, as the "
+                   "authors' code). accumulate=N: synchronous, "
                    "ZeRO-1's split optimizer, N micro-batches per step "
                    "(ACCO's baseline)"),
     llvm::cl::cat(category));
