@@ -18,6 +18,19 @@
 // CHECK: PASS dp=2 accumulate=1 adamw: 3 steps
 // CHECK: PASS: 7 runs
 
+// A run-time micro-batch count (acco=M:N): each rank's optional
+// micro-batches fixed by braid-run --optional-groups (all or none per rank,
+// so that the run is reproducible) against the numpy rule with unequal
+// per-rank counts: sums over the ranks' total count, each logged loss the
+// mean over the ranks that ran it, slots no rank ran not logged.
+// RUN: %python %S/acco.py %t/dynamic --mpirun "%mpirun" --dynamic "2:1:2:adamw:all+none,2:1:3:sgd:none+all,4:1:2:adamw_clip:all+none+all+none,2:2:3:adamw:all+all,2:1:2:sgd:none+none" | FileCheck %s --check-prefix=DYNAMIC
+// DYNAMIC: PASS dp=2 acco=1:2 adamw all,none: 12 of 12 micro-batches logged
+// DYNAMIC: PASS dp=2 acco=1:3 sgd none,all: 18 of 18 micro-batches logged
+// DYNAMIC: PASS dp=4 acco=1:2 adamw_clip all,none,all,none: 12 of 12
+// DYNAMIC: PASS dp=2 acco=2:3 adamw all,all: 18 of 18
+// DYNAMIC: PASS dp=2 acco=1:2 sgd none,none: 6 of 12 micro-batches logged
+// DYNAMIC: PASS: 5 runs
+
 // The example GPT-2 and LLaMA, 100 micro-batches of AdamW on dp=2 and dp=4:
 // the loss decreases and ends within 5% of synchronous training with the
 // same optimizer steps on the same windows (accumulate=2M).

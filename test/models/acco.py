@@ -125,6 +125,96 @@ def reference(w0, tokens, ranks, micro, kind, calls, clip, variant="acco"):
     return losses
 
 
+def reference_dynamic(w0, tokens, ranks, micro, room, kind, calls, clip,
+                      policies):
+    """ACCO with a run-time count (braidc --algorithm acco=M:N) in numpy,
+    each rank running its optional micro-batches as braid-run
+    --optional-groups says (all or none): rounds of N slots, the first M
+    run everywhere; gradient sums are divided by the ranks' total count,
+    and each slot's logged loss is the mean over the ranks that ran it (a
+    slot no rank ran is not logged)."""
+    opt = Optimizer("sgd" if kind == "sgd" else "adamw", w0)
+    theta = {k: v.copy() for k, v in w0.items()}
+    pending = {k: np.zeros_like(v) for k, v in w0.items()}
+    count = 0
+    losses = []
+
+    def gradients(params, call, k):
+        total = {key: np.zeros_like(v) for key, v in w0.items()}
+        step_losses = []
+        for r in range(ranks):
+            if k % room >= micro and policies[r] == "none":
+                continue
+            rows = [int(call * 2 * room + k) * ranks * B + r * B + b
+                    for b in range(B)]
+            window = np.stack([tokens[w * S: w * S + S + 1] for w in rows])
+            loss, g = loss_and_grads(params, window[:, :-1], window[:, 1:])
+            step_losses.append(loss)
+            for key in total:
+                total[key] += g[key]
+        if step_losses:
+            losses.append(np.mean(step_losses))
+        return total, len(step_losses)
+
+    def sum_of(params, call, begin, end):
+        total = {k: np.zeros_like(v) for k, v in w0.items()}
+        n = 0
+        for k in range(begin, end):
+            g, ran = gradients(params, call, k)
+            n += ran
+            for key in total:
+                total[key] += g[key]
+        return total, n
+
+    for call in range(calls):
+        guess = {k: v.copy() for k, v in theta.items()}
+        copy_optimizer(opt).step(guess, clipped(
+            {k: v / max(count, 1) for k, v in pending.items()}, clip))
+        first, n1 = sum_of(theta, call, 0, room)
+        opt.step(theta, clipped(
+            {k: (pending[k] + first[k]) / (count + n1) for k in w0}, clip))
+        pending, count = sum_of(guess, call, room, 2 * room)
+    return losses
+
+
+def dynamic_runs(a, model, w0, tokens, data):
+    """acco=M:N with fixed per-rank choices against reference_dynamic."""
+    failed = 0
+    for config in a.dynamic.split(","):
+        ranks, micro, room, kind, policies = config.split(":")
+        ranks, micro, room = int(ranks), int(micro), int(room)
+        policies = policies.split("+")
+        calls = 3
+        stem = os.path.join(a.workdir, "acco=%d:%d.%d.%s.%s" % (
+            micro, room, ranks, kind, "+".join(policies)))
+        clip = CLIP if kind == "adamw_clip" else 0
+        run([os.path.join(a.bin, "braidc"), model, "--train", "--parallel",
+             "dp=%d" % ranks, "--algorithm", "acco=%d:%d" % (micro, room),
+             "-o", stem + ".bplan"] + flags_of(kind))
+        steps = 2 * room * calls
+        run(a.mpirun.split() + ["-n", str(ranks),
+                                os.path.join(a.bin, "braid-run"),
+                                stem + ".bplan", "--steps", str(steps),
+                                "--data", data, "--loss-log", stem + ".csv",
+                                "--optional-groups", ",".join(policies)])
+        got = np.loadtxt(stem + ".csv", delimiter=",", skiprows=1)[:, 1]
+        want = np.array(reference_dynamic(w0, tokens.astype(np.int64), ranks,
+                                          micro, room, kind, calls, clip,
+                                          policies))
+        ok = len(got) == len(want) and (
+            np.abs(got - want) / np.abs(want)).max() <= 1e-4
+        failed += not ok
+        print("%s dp=%d acco=%d:%d %s %s: %d of %d micro-batches logged, "
+              "largest relative difference %.1e"
+              % ("PASS" if ok else "FAIL", ranks, micro, room, kind,
+                 ",".join(policies), len(got), steps,
+                 (np.abs(got - want) / np.abs(want)).max()
+                 if len(got) == len(want) else float("nan")))
+        if not ok:
+            print("  braid: %s\n  numpy: %s" % (got, want))
+    return failed
+
+
 def flags_of(kind):
     if kind == "sgd":
         return ["--optimizer", "sgd", "--lr", str(LR), "--momentum",
@@ -192,6 +282,10 @@ def main():
                    help="example models: compare with synchronous training "
                         "instead (--configs P:M,...)")
     p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--dynamic", default="",
+                   help="acco=M:N runs instead, P:M:N:KIND:POLICIES with "
+                        "one braid-run --optional-groups policy per rank, "
+                        "'+'-separated")
     a = p.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     if a.models:
@@ -202,6 +296,14 @@ def main():
     tokens = rng.integers(0, cocod_sgd.V, size=4096).astype(np.uint16)
     data = os.path.join(a.workdir, "tokens.bin")
     tokens.tofile(data)
+
+    if a.dynamic:
+        failed = dynamic_runs(a, model, w0, tokens, data)
+        if failed:
+            sys.exit("%d acco=M:N runs differ from the numpy reference"
+                     % failed)
+        print("PASS: %d runs" % len(a.dynamic.split(",")))
+        return
 
     failed = 0
     for config in a.configs.split(","):

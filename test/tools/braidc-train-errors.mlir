@@ -21,6 +21,12 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm acco=0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-MICRO
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm accumulate=auto -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCUMULATE
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=1 --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ONE
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm acco=2:2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ROOM
+// ACCO-ROOM: error: --algorithm 'acco=2:2': acco=M:N needs M < N
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm acco=1:x -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ROOM-N
+// ACCO-ROOM-N: error: --algorithm 'acco=1:x': acco=M:N needs N >= 2 and N > M
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm acco=auto:3 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ROOM-AUTO
+// ACCO-ROOM-AUTO: error: --algorithm 'acco=auto:3': acco=auto:N is not supported; give M
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-TP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 3 --algorithm acco=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ZERO3
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=auto --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-BUCKETS

@@ -18,6 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 
 using namespace braid::rt;
@@ -121,6 +122,56 @@ TEST(PlanLoaderTest, FormatVersion) {
                 AllOf(HasSubstr("format_version: " + std::to_string(version)),
                       HasSubstr("is not the supported version 3")));
   }
+}
+
+/// validPlan with its add kernel in optional group 1, skipped once the
+/// compute stream's record (event 0) is done; `change` spoils it.
+std::string optionalGroupError(
+    const std::function<void(PlanBuilder &)> &change) {
+  PlanBuilder p = validPlan();
+  p.plan.add_optional_groups()->add_until_events(0);
+  plan::Instruction *add =
+      p.plan.mutable_streams(0)->mutable_instructions(1);
+  add->set_optional_group(1);
+  add->set_zero_when_skipped(true);
+  change(p);
+  return loadError(p);
+}
+
+TEST(PlanLoaderTest, OptionalGroups) {
+  EXPECT_EQ(optionalGroupError([](PlanBuilder &) {}), "");
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.mutable_streams(1)->mutable_instructions(1)
+                    ->set_optional_group(1);
+              }),
+              HasSubstr("a collective cannot be in an optional group"));
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.mutable_streams(1)->mutable_instructions(0)
+                    ->set_optional_group(1);
+              }),
+              HasSubstr("optional group 1 is also on 'compute'"));
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.mutable_streams(0)->mutable_instructions(0)
+                    ->set_optional_group(2);
+              }),
+              HasSubstr("optional_group 2 is not one of the plan's 1"));
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.mutable_optional_groups(0)->clear_until_events();
+              }),
+              HasSubstr("optional_groups[0].until_events: is empty"));
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.mutable_optional_groups(0)->set_until_events(0, 7);
+              }),
+              HasSubstr("event 7 is not below num_events"));
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.add_optional_groups()->add_until_events(0);
+              }),
+              HasSubstr("optional_groups[1]: has no instruction"));
+  EXPECT_THAT(optionalGroupError([](PlanBuilder &p) {
+                p.plan.mutable_streams(0)->mutable_instructions(0)
+                    ->set_zero_when_skipped(true);
+              }),
+              HasSubstr("is zero_when_skipped but in no optional group"));
 }
 
 /// Buffer ids of the training plan.
