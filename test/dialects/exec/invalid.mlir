@@ -12,7 +12,7 @@ exec.plan @p mesh(["world"], [1]) arena 64 events 0 {
 // -----
 
 // Every entry of `training` is known.
-// expected-error @+1 {{'exec.plan' op training has an unknown entry 'epochs' (it has tokens, labels, loss, batch, sequence, steps, algorithm)}}
+// expected-error @+1 {{'exec.plan' op training has an unknown entry 'epochs' (it has tokens, labels, loss, batch, sequence, steps, algorithm, ran)}}
 exec.plan @p mesh(["world"], [1]) arena 64 events 0 training {tokens = "t", labels = "l", loss = "x", batch = 1 : i64, sequence = 1 : i64, epochs = 2 : i64} {
 }
 
