@@ -36,7 +36,9 @@ config.substitutions.append(("%mlir_opt", mlir_opt))
 # Python with numpy and onnx (the project's .venv, made by scripts/setup.sh).
 config.substitutions.append(
     ("%python", os.path.join(config.braid_src_root, ".venv", "bin", "python")))
-# mpirun as root on a small machine.
+# mpirun as root on a small machine, each job with its own session directory
+# (scripts/mpirun-isolated.sh says why).
 config.substitutions.append(
     ("%mpirun", "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-     "mpirun --oversubscribe"))
+     + os.path.join(config.braid_src_root, "scripts", "mpirun-isolated.sh")
+     + " --oversubscribe"))
