@@ -715,14 +715,15 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     return finish(losses);
   }
 
-  // The collectives made since `mark` belong to communication round
-  // `round` (a run-time count skips a round's optional micro-batches once
-  // they are done).
+  // The work made since `mark`, the collectives and the optimizer update
+  // between them, is communication round `round`: braid-schedule runs it on
+  // the communication stream, as the authors run the update (the compute
+  // stream never waits for a reduce-scatter), and a run-time count skips
+  // the round's optional micro-batches once it is done. Constants and
+  // weight reads (no work, live throughout) stay where they are.
   auto inRound = [&](Operation *mark, int64_t round) {
-    if (!dynamic)
-      return;
     for (Operation *op = mark->getNextNode(); op; op = op->getNextNode())
-      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
+      if (isa<CostOpInterface>(op) && !isa<ConstantOp, GetWeightOp>(op))
         op->setAttr(kRoundAttrName, b.getI64IntegerAttr(round));
   };
   // The micro-batches this rank ran in a round: M, plus its optional ones'

@@ -140,6 +140,13 @@ public:
         else
           gated[gateOf[i]].push_back(i);
       }
+    // A communication round's kernels (braid.round: braid-acco's update on
+    // this rank's shard, between its reduce-scatters and all-gathers) run
+    // on the communication stream like its collectives.
+    commKernel.assign(n, false);
+    for (size_t i = 0; i < n; ++i)
+      commKernel[i] =
+          !isCollective(i) && ops[i]->hasAttr(kRoundAttrName);
     feedsCollective.assign(n, false);
     chained.assign(n, false);
     gather.assign(n, false);
@@ -158,12 +165,12 @@ public:
       if (isCollective(i) && splitGathers && others && gather[i])
         streamOfCollective[i] = 1;
     for (size_t i = 0; i < n; ++i)
-      if (isCollective(i)) {
+      if (onComm(i)) {
         collectiveOrder[streamOfCollective[i]].push_back(i);
         for (Value operand : ops[i]->getOperands())
           if (Operation *def = operand.getDefiningOp();
               def && index.count(def)) {
-            bool fromCollective = isCollective(index[def]);
+            bool fromCollective = onComm(index[def]);
             feedsCollective[index[def]] =
                 feedsCollective[index[def]] || !fromCollective;
             chained[i] = chained[i] || fromCollective;
@@ -174,6 +181,10 @@ public:
   bool isCollective(size_t i) const {
     return isa<CollectiveOpInterface>(ops[i]);
   }
+  /// Whether op `i` runs on a communication stream: a collective or a
+  /// communication round's kernel. The schedule treats both alike (issued
+  /// in program order as soon as their operands exist, each in an async).
+  bool onComm(size_t i) const { return isCollective(i) || commKernel[i]; }
   /// A collective whose result is larger than its operands (all-gathers:
   /// ZeRO-3's parameter gathers).
   bool isGather(size_t i) const { return gather[i]; }
@@ -184,13 +195,13 @@ public:
   bool contains(Operation *op) const { return index.count(op) != 0; }
 
   /// The smallest `rank` (per op index) among the compute ops of the body
-  /// that read collective `c`'s result; none if only collectives (or the
-  /// terminator) read it.
+  /// that read a result of `c` (on a communication stream); none if only
+  /// communication-stream ops (or the terminator) read them.
   std::optional<int64_t> firstComputeUse(size_t c,
                                          ArrayRef<int64_t> rank) const {
     std::optional<int64_t> first;
-    for (Operation *user : ops[c]->getResult(0).getUsers())
-      if (contains(user) && !isCollective(indexOf(user)))
+    for (Operation *user : ops[c]->getUsers())
+      if (contains(user) && !onComm(indexOf(user)))
         first = std::min(first.value_or(INT64_MAX), rank[indexOf(user)]);
     return first;
   }
@@ -213,7 +224,7 @@ public:
     std::set<size_t> readyCompute, readyCollectives;
     for (size_t i = 0; i < n; ++i)
       if (pending[i] == 0)
-        (isCollective(i) ? readyCollectives : readyCompute).insert(i);
+        (onComm(i) ? readyCollectives : readyCompute).insert(i);
     SmallVector<double> available(n, 0.0); // when an op's operands exist
     SmallVector<double> finish(n, 0.0);
     SmallVector<size_t> order;
@@ -225,7 +236,7 @@ public:
       for (size_t u : users[i]) {
         available[u] = std::max(available[u], finish[i]);
         if (--pending[u] == 0)
-          (isCollective(u) ? readyCollectives : readyCompute).insert(u);
+          (onComm(u) ? readyCollectives : readyCompute).insert(u);
       }
       auto batch = ops[i]->getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
       auto gate = batch ? gateLeft.find(batch.getInt()) : gateLeft.end();
@@ -233,7 +244,7 @@ public:
         for (size_t u : gated.find(gate->first)->second) {
           available[u] = std::max(available[u], finish[i]);
           if (--pending[u] == 0)
-            (isCollective(u) ? readyCollectives : readyCompute).insert(u);
+            (onComm(u) ? readyCollectives : readyCompute).insert(u);
         }
     };
     SmallVector<bool> issued(n, false);
@@ -348,8 +359,9 @@ private:
   SmallVector<bool> feedsCollective;
   SmallVector<bool> gather;
   SmallVector<unsigned> streamOfCollective;
-  /// Collectives with an operand another collective produced.
+  /// Communication-stream ops with an operand another one produced.
   SmallVector<bool> chained;
+  SmallVector<bool> commKernel;
   /// Ops per micro-batch (braid.micro_batch); per op of an optional
   /// micro-batch, the micro-batch it waits for (-1: none), and per such
   /// micro-batch the ops waiting for it.
@@ -385,7 +397,7 @@ SmallVector<int64_t> earlyAwaits(ArrayRef<Operation *> ops,
   std::optional<int64_t> gatherReader; // earliest, of gathers issued later
   for (size_t k = order.size(); k-- > 0;) {
     size_t c = order[k];
-    if (!graph.isCollective(c))
+    if (!graph.onComm(c))
       continue;
     std::optional<int64_t> reader = graph.firstComputeUse(c, position);
     if (graph.streamOf(c) == 1) {
@@ -418,11 +430,11 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
   SmallVector<int64_t> awaitAt(n, kNone);
   SmallVector<int64_t> early = earlyAwaits(ops, graph, order);
   for (size_t i = 0; i < n; ++i) {
-    if (!graph.isCollective(i))
+    if (!graph.onComm(i))
       continue;
     if (std::optional<int64_t> reader = graph.firstComputeUse(i, position))
       awaitAt[i] = *reader - 1;
-    else if (llvm::is_contained(ops[i]->getResult(0).getUsers(), terminator))
+    else if (llvm::is_contained(ops[i]->getUsers(), terminator))
       awaitAt[i] = end - 2;
     if (early[i] >= 0 && awaitAt[i] != kNone)
       awaitAt[i] = std::min(awaitAt[i], position[order[early[i]]] - 1);
@@ -433,7 +445,7 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
   std::array<int64_t, 2> later = {end, end};
   for (size_t k = order.size(); k-- > 0;) {
     size_t i = order[k];
-    if (!graph.isCollective(i))
+    if (!graph.onComm(i))
       continue;
     int64_t &first = later[graph.streamOf(i)];
     first = std::min(first, awaitAt[i]);
@@ -478,7 +490,7 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
     if (isa<ReshapeOp>(op))
       continue;
     int64_t at = position[i];
-    int64_t until = graph.isCollective(i) ? std::max(at, done[i]) : at;
+    int64_t until = graph.onComm(i) ? std::max(at, done[i]) : at;
     for (Value v : op->getOperands())
       if (isa<RankedTensorType>(v.getType()))
         extend(v, at, until);
@@ -553,10 +565,14 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
   // schedules, checked rather than assumed monotonic. Other collectives are
   // not held back: an all-reduce or reduce-scatter issued later keeps its
   // operand, a gradient, alive longer, and saves nothing.
+  // Nor are the gathers of a communication round with a run-time
+  // micro-batch count (braid-acco, braid.round): the round's optional
+  // micro-batches run only while its communication is in flight, so a
+  // gather held back to its first reader would keep them all running.
   SmallVector<int64_t> computeIndex(n, 0);
   int64_t numCompute = 0;
   for (size_t i = 0; i < n; ++i)
-    if (!graph.isCollective(i))
+    if (!graph.onComm(i))
       computeIndex[i] = numCompute++;
   size_t numCollectives = 0;
   SmallVector<size_t> gathers;
@@ -565,7 +581,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     if (!graph.isCollective(i))
       continue;
     ++numCollectives;
-    if (!graph.isGather(i))
+    if (!graph.isGather(i) || ops[i]->hasAttr(kRoundAttrName))
       continue;
     std::optional<int64_t> use = graph.firstComputeUse(i, computeIndex);
     if (!use)
@@ -662,7 +678,7 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
       SmallVector<int64_t> before(n, 0);
       int64_t count = 0;
       for (size_t i : o) {
-        if (graph.isCollective(i))
+        if (graph.onComm(i))
           before[i] = count;
         else
           ++count;
@@ -717,70 +733,130 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
                                                         64),
                                        memoryLimit));
 
-  // Emit: the new order; each collective in an async. A result read on the
-  // compute stream is awaited right before its first reader there; one read
-  // by another collective is awaited inside that collective's async, so the
-  // communication stream waits for it, not the compute stream (a ring of
-  // shifts runs back to back while compute goes on).
+  // Emit: the new order; each collective (and each communication round's
+  // kernel) in an async. A result read on the compute stream is awaited
+  // right before its first reader there; one read by another async is
+  // awaited inside that async, so the communication stream waits for it,
+  // not the compute stream (a ring of shifts runs back to back while
+  // compute goes on).
   Operation *terminator = body.getTerminator();
   for (size_t i : order)
     ops[i]->moveBefore(terminator);
   OpBuilder builder(function.getContext());
-  SmallVector<std::pair<Operation *, AsyncOp>> wrapped;
+  // The asyncs: one per collective; a communication round's work issued
+  // back to back (no compute op between in the order) shares one, so that
+  // braid-to-exec fuses the update's elementwise chains there as it does
+  // on the compute stream.
+  // Ops that do no work (weight reads, constants, index arithmetic) do not
+  // part a run: they move before its async.
+  auto free = [](Operation *op) {
+    return isa<GetWeightOp, ConstantOp, RankOp, arith::ConstantOp,
+               arith::AddIOp, arith::SubIOp, arith::MulIOp>(op);
+  };
+  struct Run {
+    SmallVector<size_t> members;
+    SmallVector<size_t> hoisted;
+  };
+  SmallVector<Run> runs;
+  bool open = false; // the last run takes the next round op
+  SmallVector<size_t> between;
   for (size_t i : order) {
-    if (!graph.isCollective(i))
+    if (!graph.onComm(i)) {
+      if (open && free(ops[i]))
+        between.push_back(i);
+      else
+        open = false;
       continue;
-    Operation *collective = ops[i];
-    Value result = collective->getResult(0);
-    builder.setInsertionPoint(collective);
-    auto async = AsyncOp::create(
-        builder, collective->getLoc(),
-        TypeRange{FutureType::get(cast<RankedTensorType>(result.getType()))},
-        graph.streamOf(i) ? gatherStream : stream);
+    }
+    bool round = ops[i]->hasAttr(kRoundAttrName);
+    if (open && round &&
+        graph.streamOf(runs.back().members.back()) == graph.streamOf(i)) {
+      runs.back().hoisted.append(between);
+      runs.back().members.push_back(i);
+    } else {
+      runs.push_back({{i}, {}});
+    }
+    between.clear();
+    open = round;
+  }
+  SmallVector<std::pair<SmallVector<Value>, AsyncOp>> wrapped;
+  for (const Run &each : runs) {
+    ArrayRef<size_t> run = each.members;
+    for (size_t h : each.hoisted)
+      ops[h]->moveBefore(ops[run.front()]);
+    llvm::SmallPtrSet<Operation *, 8> inRun;
+    for (size_t i : run)
+      inRun.insert(ops[i]);
+    // Results read outside the run leave it as futures.
+    SmallVector<Value> leaving;
+    SmallVector<Type> futures;
+    for (size_t i : run)
+      for (Value result : ops[i]->getResults()) {
+        bool outside = llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return !inRun.contains(user);
+        });
+        if (!outside)
+          continue;
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type)
+          return ops[i]->emitOpError("braid-schedule: a communication-stream "
+                                     "op with a result that is not a tensor");
+        leaving.push_back(result);
+        futures.push_back(FutureType::get(type));
+      }
+    Operation *first = ops[run.front()];
+    builder.setInsertionPoint(first);
+    auto async = AsyncOp::create(builder, first->getLoc(), futures,
+                                 graph.streamOf(run.front()) ? gatherStream
+                                                             : stream);
     Block *region = builder.createBlock(&async.getBody());
-    collective->moveBefore(region, region->end());
+    for (size_t i : run)
+      ops[i]->moveBefore(region, region->end());
     builder.setInsertionPointToEnd(region);
-    YieldOp::create(builder, collective->getLoc(), result);
-    wrapped.push_back({collective, async});
+    YieldOp::create(builder, first->getLoc(), leaving);
+    wrapped.push_back({std::move(leaving), async});
   }
   SmallVector<int64_t> early = earlyAwaits(ops, graph, order);
-  for (auto [collective, async] : wrapped) {
-    Value result = collective->getResult(0);
-    auto type = cast<RankedTensorType>(result.getType());
+  for (auto &[values, async] : wrapped) {
     Operation *yield = async.getBody().front().getTerminator();
-    Operation *firstMain = nullptr;
-    llvm::DenseMap<Operation *, Value> awaitedIn; // per consuming async
-    for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
-      Operation *user = use.getOwner();
-      if (user == yield)
-        continue;
-      auto consumer = user->getParentOfType<AsyncOp>();
-      if (!consumer) {
-        if (!firstMain || user->isBeforeInBlock(firstMain))
-          firstMain = user;
-        continue;
-      }
-      Value &done = awaitedIn[consumer];
-      if (!done) {
-        builder.setInsertionPointToStart(&consumer.getBody().front());
-        done = AwaitOp::create(builder, collective->getLoc(), type,
-                               async.getResult(0));
-      }
-      use.set(done);
-    }
-    if (!firstMain)
-      continue;
-    if (int64_t at = early[graph.indexOf(collective)]; at >= 0) {
-      Operation *gatherReader = ops[order[at]];
-      if (gatherReader->isBeforeInBlock(firstMain))
-        firstMain = gatherReader;
-    }
-    builder.setInsertionPoint(firstMain);
-    Value done = AwaitOp::create(builder, collective->getLoc(), type,
-                                 async.getResult(0));
-    for (OpOperand &use : llvm::make_early_inc_range(result.getUses()))
-      if (use.getOwner() != yield && !use.getOwner()->getParentOfType<AsyncOp>())
+    for (auto [result, future] : llvm::zip(values, async.getResults())) {
+      Operation *op = result.getDefiningOp();
+      auto type = cast<RankedTensorType>(result.getType());
+      Operation *firstMain = nullptr;
+      llvm::DenseMap<Operation *, Value> awaitedIn; // per consuming async
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+        Operation *user = use.getOwner();
+        if (user == yield)
+          continue;
+        auto consumer = user->getParentOfType<AsyncOp>();
+        if (consumer == async)
+          continue; // read in its own region, after it
+        if (!consumer) {
+          if (!firstMain || user->isBeforeInBlock(firstMain))
+            firstMain = user;
+          continue;
+        }
+        Value &done = awaitedIn[consumer];
+        if (!done) {
+          builder.setInsertionPointToStart(&consumer.getBody().front());
+          done = AwaitOp::create(builder, op->getLoc(), type, future);
+        }
         use.set(done);
+      }
+      if (!firstMain)
+        continue;
+      if (int64_t at = early[graph.indexOf(op)]; at >= 0) {
+        Operation *gatherReader = ops[order[at]];
+        if (gatherReader->isBeforeInBlock(firstMain))
+          firstMain = gatherReader;
+      }
+      builder.setInsertionPoint(firstMain);
+      Value done = AwaitOp::create(builder, op->getLoc(), type, future);
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses()))
+        if (use.getOwner() != yield &&
+            !use.getOwner()->getParentOfType<AsyncOp>())
+          use.set(done);
+    }
   }
   return success();
 }

@@ -50,7 +50,10 @@ namespace braid {
 /// - `braid.optional_until = array<i64: R0, R1, ...>` on the function:
 ///   group G may be skipped once every collective of communication round
 ///   R_G is done;
-/// - `braid.round = R : i64` on the collectives of round R;
+/// - `braid.round = R : i64` on the work of communication round R: its
+///   collectives and the kernels between them (the optimizer update on
+///   this rank's shard), which braid-schedule puts on the communication
+///   stream;
 /// - `braid.micro_batch = K : i64` on the ops of micro-batch K: braid-schedule
 ///   starts an optional micro-batch only after micro-batch K - 1, so that a
 ///   run decides on it when the work before it is done.

@@ -280,6 +280,18 @@ IssueOrder issueOrder(const std::vector<std::vector<PlanStep>> &steps,
   return order;
 }
 
+const char *toString(OptionalPolicy policy) {
+  switch (policy) {
+  case OptionalPolicy::Dynamic:
+    return "dynamic";
+  case OptionalPolicy::All:
+    return "all";
+  case OptionalPolicy::None:
+    return "none";
+  }
+  return "?";
+}
+
 std::optional<OptionalPolicy> parseOptionalPolicy(const std::string &text) {
   if (text == "dynamic")
     return OptionalPolicy::Dynamic;

@@ -75,6 +75,8 @@ enum class OptionalPolicy { Dynamic, All, None };
 
 /// Parses "dynamic", "all" or "none"; nullopt for anything else.
 std::optional<OptionalPolicy> parseOptionalPolicy(const std::string &text);
+/// "dynamic", "all" or "none", as parseOptionalPolicy reads them.
+const char *toString(OptionalPolicy policy);
 
 /// dst[b][a] = src[a][b] for blocks of `chunk` bytes, a < rows, b < columns.
 struct BlockTranspose {

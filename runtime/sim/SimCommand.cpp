@@ -36,7 +36,8 @@ const char *const kSimUsage =
   --rank-speeds F,F,... sim: heterogeneous workers, one kernel time factor
                       per rank (1.5: that rank's kernels take 1.5x as long);
                       every collective waits for the slowest rank, whose
-                      timeline the simulator runs
+                      timeline the simulator shows; a plan with optional
+                      groups (--optional-groups) is simulated rank by rank
   --svg FILE          an SVG timeline: of the simulated run (sim; --trace
                       writes its Chrome trace), or of rank 0's measured
                       run (cpu, cuda)
@@ -160,6 +161,7 @@ int runSimBackend(const SimFlags &flags, const std::string &planPath,
   config.profile = resolveHardwareProfile(flags.hw);
   config.nodes = flags.nodes;
   config.rankSpeeds = flags.rankSpeeds;
+  config.optionalPolicies = flags.optionalPolicies;
   LoadedPlan plan = loadPlanForSimulation(planPath);
   int64_t meshRanks = plan.mesh.numRanks();
   if (flags.world != 0 && flags.world != meshRanks)

@@ -24,6 +24,7 @@
 #define BRAID_RUNTIME_SIM_SIMCOMMAND_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/exec/PlanSteps.h"
 #include "runtime/exec/RunProfile.h"
 
 #include <cstdint>
@@ -45,6 +46,9 @@ struct SimFlags {
   std::string compareSim;
   /// --rank-speeds: each rank's kernel time factor (empty: all 1).
   std::vector<double> rankSpeeds;
+  /// braid-run's --optional-groups (parsed with the executors' options;
+  /// braid-run copies it here): each rank's policy, the last for the rest.
+  std::vector<OptionalPolicy> optionalPolicies;
 
   /// Whether a flag that only the sim backend reads was given.
   bool anySimOnlyFlag() const;

@@ -84,17 +84,17 @@ DType kernelDType(const KernelArgs &args) {
   return DType::F32;
 }
 
-/// Builds every stream's ops with their isolated times from the plan's
-/// steps, decoded as the executors decode them (runtime/exec/PlanSteps.h).
-/// One rank's plan stands for every rank, so rank 0's steps are taken.
+/// Builds every stream's ops with their isolated times from `rank`'s steps
+/// of the plan, decoded as the executors decode them
+/// (runtime/exec/PlanSteps.h).
 std::vector<SimStream> buildStreams(const LoadedPlan &plan,
                                     const SimConfig &config,
-                                    int64_t gpusPerNode) {
+                                    GroupPlacements &placements,
+                                    int64_t rank) {
   RunProfile decoded;
   std::vector<std::vector<PlanStep>> steps = resolvePlanSteps(
-      plan, plan.mesh, /*rank=*/0,
+      plan, plan.mesh, rank,
       [&plan](uint32_t id) { return bufferLayout(plan, id); }, decoded);
-  GroupPlacements placements(plan.mesh, gpusPerNode);
   std::vector<SimStream> streams;
   for (size_t s = 0; s < steps.size(); ++s) {
     SimStream simStream;
@@ -104,6 +104,8 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
       SimOp op;
       op.name = step.name;
       op.location = *step.location;
+      op.optionalGroup = step.optionalGroup;
+      op.zeroWhenSkipped = step.zeroWhenSkipped;
       switch (step.kind) {
       case StepKind::Kernel:
         op.kind = SimOpKind::Kernel;
@@ -120,6 +122,15 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
         op.isolatedSec = kernelTime(config.profile, op.kernelClass, op.dtype,
                                     op.flops, op.bytes)
                              .total();
+        if (op.zeroWhenSkipped) {
+          // A memset of its outputs.
+          double written = 0;
+          for (const TensorView &out : step.args.outputs)
+            written += static_cast<double>(out.numBytes());
+          op.zeroFillSec = kernelTime(config.profile, KernelClass::Memory,
+                                      op.dtype, 0, written)
+                               .total();
+        }
         break;
       case StepKind::Collective: {
         op.kind = SimOpKind::Collective;
@@ -131,6 +142,8 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
             step.collective == CollectiveKind::AllGather ? step.out : step.in;
         op.bytes = static_cast<double>(buffer.numBytes());
         op.dtype = buffer.dtype;
+        std::vector<int64_t> group = plan.mesh.group(rank, step.axes);
+        op.groupLeader = *std::min_element(group.begin(), group.end());
         for (const GroupPlacement &placement : placements.of(step.axes)) {
           op.groupSize = placement.size;
           op.interNode |= placement.spansNodes();
@@ -157,15 +170,42 @@ std::vector<SimStream> buildStreams(const LoadedPlan &plan,
   return streams;
 }
 
-/// Runs the streams in virtual time (the model in Simulator.h): each
+/// One simulated rank: its streams and where each of them stands.
+struct Instance {
+  SimRank info;
+  std::vector<SimStream> streams;
+  std::vector<size_t> next;
+  /// The stream has reached its next op, a wait or (every rank simulated)
+  /// a collective, and waits there.
+  std::vector<bool> reached;
+  std::vector<bool> active;
+  std::vector<bool> recorded;
+  /// Per optional group: 0 undecided, 1 run, 2 skipped.
+  std::vector<uint8_t> groups;
+};
+
+/// Runs the ranks' streams in virtual time (the model in Simulator.h): each
 /// iteration advances to the next completion under the current rates.
 class Engine {
 public:
-  Engine(std::vector<SimStream> &streams, uint32_t numEvents,
-         const SimConfig &config)
-      : streams_(streams), config_(config), next_(streams.size(), 0),
-        reachedWait_(streams.size(), false), active_(streams.size(), false),
-        recorded_(numEvents, false) {}
+  /// `everyRank`: the instances are every rank of the mesh and a
+  /// collective waits for its whole group; otherwise the one instance
+  /// stands for every rank and a collective starts when it is reached.
+  Engine(std::vector<Instance> &instances, const LoadedPlan &plan,
+         const SimConfig &config, bool everyRank)
+      : instances_(instances), config_(config), everyRank_(everyRank) {
+    for (Instance &instance : instances_) {
+      size_t streams = instance.streams.size();
+      instance.next.assign(streams, 0);
+      instance.reached.assign(streams, false);
+      instance.active.assign(streams, false);
+      instance.recorded.assign(plan.proto.num_events(), false);
+      instance.groups.assign(plan.proto.optional_groups_size(), 0);
+    }
+    for (const plan::OptionalGroup &group : plan.proto.optional_groups())
+      untilEvents_.emplace_back(group.until_events().begin(),
+                                group.until_events().end());
+  }
 
   double run() {
     advance();
@@ -179,12 +219,13 @@ public:
       still.reserve(running_.size());
       for (Running &work : running_) {
         work.remainingSec -= work.rate * step;
-        SimOp &op = streams_[work.stream].ops[work.op];
+        Instance &instance = instances_[work.instance];
+        SimOp &op = instance.streams[work.stream].ops[work.op];
         // The op that set the step ends at 0 up to rounding; a relative
         // tolerance also ends ops that finish at the same instant.
         if (work.remainingSec <= 1e-12 * op.isolatedSec) {
           op.endSec = now_;
-          active_[work.stream] = false;
+          instance.active[work.stream] = false;
         } else {
           still.push_back(work);
         }
@@ -192,98 +233,192 @@ public:
       running_ = std::move(still);
       advance();
     }
-    for (size_t s = 0; s < streams_.size(); ++s)
-      if (next_[s] < streams_[s].ops.size())
-        throw PlanError("stream '" + streams_[s].name +
-                        "' never passes its wait on event " +
-                        std::to_string(streams_[s].ops[next_[s]].event) +
-                        " (the streams deadlock)");
+    for (const Instance &instance : instances_)
+      for (size_t s = 0; s < instance.streams.size(); ++s) {
+        const SimStream &stream = instance.streams[s];
+        if (instance.next[s] >= stream.ops.size())
+          continue;
+        const SimOp &op = stream.ops[instance.next[s]];
+        std::string who = everyRank_ ? "rank " +
+                                           std::to_string(instance.info.rank) +
+                                           "'s stream '"
+                                     : "stream '";
+        if (op.kind == SimOpKind::Collective)
+          throw PlanError(who + stream.name + "' waits at instruction " +
+                          std::to_string(instance.next[s]) + ", " + op.name + " over [" + op.axes +
+                          "], for members that never reach it (the ranks "
+                          "deadlock)");
+        throw PlanError(who + stream.name + "' never passes its wait on event " +
+                        std::to_string(op.event) + " (the streams deadlock)");
+      }
     return now_;
   }
 
 private:
   struct Running {
+    size_t instance;
     size_t stream;
     size_t op;
     double remainingSec;
     double rate;
+    /// The collective's meeting (every rank simulated): its members run at
+    /// the rate of the slowest; -1 otherwise.
+    int64_t meeting = -1;
   };
 
-  /// Issues instructions on every idle stream until each is busy, blocked
-  /// on an event or done; a record can unblock a stream already visited, so
-  /// it repeats until nothing moves.
+  /// Whether `instance` skips optional group `group`: decided when one of
+  /// its streams first reaches the group, as the executors decide.
+  bool skips(Instance &instance, int32_t group) {
+    uint8_t &decision = instance.groups[group];
+    if (decision == 0) {
+      bool skip = false;
+      switch (instance.info.policy) {
+      case OptionalPolicy::All:
+        break;
+      case OptionalPolicy::None:
+        skip = true;
+        break;
+      case OptionalPolicy::Dynamic:
+        skip = true;
+        for (uint32_t event : untilEvents_[group])
+          skip = skip && instance.recorded[event];
+        break;
+      }
+      decision = skip ? 2 : 1;
+      if (!skip)
+        ++instance.info.groupsRun;
+    }
+    return decision == 2;
+  }
+
+  /// Starts `op` on stream `s` of `instance` for its isolated time.
+  void start(size_t instance, size_t s, int64_t meeting) {
+    Instance &at = instances_[instance];
+    SimOp &op = at.streams[s].ops[at.next[s]];
+    op.startSec = now_;
+    if (op.isolatedSec > 0 || meeting >= 0) {
+      running_.push_back({instance, s, at.next[s], op.isolatedSec, 1, meeting});
+      at.active[s] = true;
+    } else {
+      op.endSec = now_;
+    }
+    ++at.next[s];
+  }
+
+  /// Issues instructions on every idle stream of every rank until each is
+  /// busy, blocked (on an event or, every rank simulated, on a collective's
+  /// other members) or done; a record or an arrival can unblock a stream
+  /// already visited, so it repeats until nothing moves.
   void advance() {
     for (bool progress = true; progress;) {
       progress = false;
-      for (size_t s = 0; s < streams_.size(); ++s) {
-        std::vector<SimOp> &ops = streams_[s].ops;
-        while (!active_[s] && next_[s] < ops.size()) {
-          SimOp &op = ops[next_[s]];
-          if (op.kind == SimOpKind::WaitEvent) {
-            if (!reachedWait_[s]) {
-              op.startSec = now_;
-              reachedWait_[s] = true;
+      for (size_t i = 0; i < instances_.size(); ++i) {
+        Instance &instance = instances_[i];
+        for (size_t s = 0; s < instance.streams.size(); ++s) {
+          std::vector<SimOp> &ops = instance.streams[s].ops;
+          while (!instance.active[s] && instance.next[s] < ops.size()) {
+            SimOp &op = ops[instance.next[s]];
+            if (op.optionalGroup >= 0 && skips(instance, op.optionalGroup) &&
+                op.kind == SimOpKind::Kernel && !op.skipped) {
+              // The executors zero its outputs or leave it out.
+              op.skipped = true;
+              op.isolatedSec = op.zeroWhenSkipped ? op.zeroFillSec : 0;
             }
-            if (!recorded_[op.event])
-              break;
-            op.endSec = now_;
-            reachedWait_[s] = false;
-          } else if (op.kind == SimOpKind::RecordEvent) {
-            op.startSec = op.endSec = now_;
-            recorded_[op.event] = true;
-          } else {
-            op.startSec = now_;
-            if (op.isolatedSec > 0) {
-              running_.push_back({s, next_[s], op.isolatedSec, 1});
-              active_[s] = true;
-            } else {
+            if (op.kind == SimOpKind::WaitEvent) {
+              if (!instance.reached[s]) {
+                op.startSec = now_;
+                instance.reached[s] = true;
+              }
+              if (!instance.recorded[op.event])
+                break;
               op.endSec = now_;
+              instance.reached[s] = false;
+              ++instance.next[s];
+            } else if (op.kind == SimOpKind::RecordEvent) {
+              op.startSec = op.endSec = now_;
+              instance.recorded[op.event] = true;
+              ++instance.next[s];
+            } else if (op.kind == SimOpKind::Collective && everyRank_) {
+              std::vector<size_t> &arrived =
+                  meetings_[{s, instance.next[s], op.groupLeader}];
+              if (!instance.reached[s]) {
+                instance.reached[s] = true;
+                arrived.push_back(i);
+              }
+              if (static_cast<int64_t>(arrived.size()) < op.groupSize)
+                break;
+              // The last member is here: the collective starts on all.
+              std::vector<size_t> members = std::move(arrived);
+              meetings_.erase({s, instance.next[s], op.groupLeader});
+              int64_t meeting = nextMeeting_++;
+              for (size_t member : members) {
+                instances_[member].reached[s] = false;
+                start(member, s, meeting);
+              }
+            } else {
+              start(i, s, -1);
             }
+            progress = true;
           }
-          ++next_[s];
-          progress = true;
         }
       }
     }
   }
 
   void computeRates() {
-    int64_t kernels = 0, intraCollectives = 0, interCollectives = 0;
+    struct Load {
+      int64_t kernels = 0, intra = 0, inter = 0;
+    };
+    std::vector<Load> loads(instances_.size());
     for (const Running &work : running_) {
-      const SimOp &op = streams_[work.stream].ops[work.op];
+      const SimOp &op =
+          instances_[work.instance].streams[work.stream].ops[work.op];
+      Load &load = loads[work.instance];
       if (op.kind == SimOpKind::Kernel)
-        ++kernels;
+        ++load.kernels;
       else if (op.interNode)
-        ++interCollectives;
+        ++load.inter;
       else
-        ++intraCollectives;
+        ++load.intra;
     }
-    bool collectiveRunning = intraCollectives + interCollectives > 0;
     const ContentionSpec &contention = config_.profile.contention;
+    std::map<int64_t, double> slowest;
     for (Running &work : running_) {
-      const SimOp &op = streams_[work.stream].ops[work.op];
+      const SimOp &op =
+          instances_[work.instance].streams[work.stream].ops[work.op];
+      const Load &load = loads[work.instance];
       double share, slowdown = 1;
       if (op.kind == SimOpKind::Kernel) {
-        share = static_cast<double>(kernels);
+        share = static_cast<double>(load.kernels);
         if (config_.contention)
-          slowdown =
-              kernelSlowdown(contention, op.kernelClass, collectiveRunning);
+          slowdown = kernelSlowdown(contention, op.kernelClass,
+                                    load.intra + load.inter > 0);
       } else {
-        share = static_cast<double>(op.interNode ? interCollectives
-                                                 : intraCollectives);
+        share = static_cast<double>(op.interNode ? load.inter : load.intra);
         if (config_.contention)
-          slowdown = collectiveSlowdown(contention, kernels > 0);
+          slowdown = collectiveSlowdown(contention, load.kernels > 0);
       }
       work.rate = 1 / (share * slowdown);
+      if (work.meeting >= 0) {
+        auto [it, fresh] = slowest.emplace(work.meeting, work.rate);
+        if (!fresh)
+          it->second = std::min(it->second, work.rate);
+      }
     }
+    for (Running &work : running_)
+      if (work.meeting >= 0)
+        work.rate = slowest[work.meeting];
   }
 
-  std::vector<SimStream> &streams_;
+  std::vector<Instance> &instances_;
   const SimConfig &config_;
-  std::vector<size_t> next_;
-  std::vector<bool> reachedWait_;
-  std::vector<bool> active_;
-  std::vector<bool> recorded_;
+  bool everyRank_;
+  std::vector<std::vector<uint32_t>> untilEvents_;
+  /// Collectives some members have reached: (stream, instruction, the
+  /// group's lowest rank) -> the instances there.
+  std::map<std::tuple<size_t, size_t, int64_t>, std::vector<size_t>>
+      meetings_;
+  int64_t nextMeeting_ = 0;
   std::vector<Running> running_;
   double now_ = 0;
 };
@@ -334,6 +469,9 @@ SimMetrics measure(const std::vector<SimStream> &streams, double makespan) {
   std::vector<Interval> compute, communication;
   for (const SimStream &stream : streams)
     for (const SimOp &op : stream.ops) {
+      // A skipped kernel that writes nothing did not run.
+      if (op.skipped && !op.zeroWhenSkipped)
+        continue;
       if (op.kind == SimOpKind::Kernel) {
         ++metrics.kernels;
         metrics.totalComputeSec += op.isolatedSec;
@@ -447,17 +585,62 @@ SimResult simulate(const LoadedPlan &plan, const SimConfig &config) {
   SimConfig shared = config;
   CommShare share = applyCommSms(config.profile, plan.proto.comm_sms());
   shared.profile.contention = share.contention;
-  result.streams = buildStreams(plan, shared, result.gpusPerNode);
-  for (SimStream &stream : result.streams)
-    for (SimOp &op : stream.ops) {
-      if (op.kind == SimOpKind::Collective)
-        op.isolatedSec *= share.collectiveTimeScale;
-      // The slowest rank's kernels: every collective waits for it.
-      if (op.kind == SimOpKind::Kernel)
-        op.isolatedSec *= result.slowestFactor;
-    }
-  Engine engine(result.streams, plan.proto.num_events(), shared);
+
+  auto factorOf = [&](int64_t rank) {
+    return config.rankSpeeds.empty() ? 1.0
+                                     : config.rankSpeeds[static_cast<size_t>(rank)];
+  };
+  auto policyOf = [&](int64_t rank) {
+    const std::vector<OptionalPolicy> &policies = config.optionalPolicies;
+    if (policies.empty())
+      return OptionalPolicy::Dynamic;
+    return policies[std::min(static_cast<size_t>(rank), policies.size() - 1)];
+  };
+  // Ranks do different work only when they decide optional groups
+  // differently: at different speeds, or under different policies.
+  result.optionalGroups = plan.proto.optional_groups_size();
+  bool differ = result.slowestRank >= 0;
+  for (int64_t rank = 1; rank < result.worldSize; ++rank)
+    differ = differ || policyOf(rank) != policyOf(0);
+  result.everyRank = result.optionalGroups > 0 && differ;
+  result.shownRank = std::max<int64_t>(result.slowestRank, 0);
+
+  GroupPlacements placements(plan.mesh, result.gpusPerNode);
+  std::vector<Instance> instances;
+  for (int64_t rank = 0; rank < result.worldSize; ++rank) {
+    if (!result.everyRank && rank != result.shownRank)
+      continue;
+    Instance instance;
+    instance.info.rank = rank;
+    // One rank standing for all: the slowest's kernels, since every
+    // collective waits for it.
+    instance.info.factor = result.everyRank ? factorOf(rank) : result.slowestFactor;
+    instance.info.policy = policyOf(rank);
+    instance.streams = buildStreams(plan, shared, placements, rank);
+    for (SimStream &stream : instance.streams)
+      for (SimOp &op : stream.ops) {
+        if (op.kind == SimOpKind::Collective)
+          op.isolatedSec *= share.collectiveTimeScale;
+        if (op.kind == SimOpKind::Kernel) {
+          op.isolatedSec *= instance.info.factor;
+          op.zeroFillSec *= instance.info.factor;
+        }
+      }
+    instances.push_back(std::move(instance));
+  }
+  Engine engine(instances, plan, shared, result.everyRank);
   double makespan = engine.run();
+  for (Instance &instance : instances) {
+    for (const SimStream &stream : instance.streams)
+      for (const SimOp &op : stream.ops) {
+        instance.info.finishSec = std::max(instance.info.finishSec, op.endSec);
+        if (op.kind == SimOpKind::Kernel)
+          instance.info.kernelSec += op.durationSec();
+      }
+    result.ranks.push_back(instance.info);
+    if (instance.info.rank == result.shownRank)
+      result.streams = std::move(instance.streams);
+  }
   result.metrics = measure(result.streams, makespan);
   return result;
 }
@@ -473,13 +656,25 @@ std::string SimResult::summary() const {
      << (meshText.empty() ? "(none)" : meshText) << " = " << worldSize
      << " ranks; collectives: " << toString(algorithm) << "\n";
   if (slowestRank >= 0) {
-    char text[160];
-    std::snprintf(text, sizeof(text),
-                  "  heterogeneous ranks: rank %lld's kernels take %.3gx as "
-                  "long; every collective waits for it, so the timeline "
-                  "below is that rank's\n",
-                  static_cast<long long>(slowestRank), slowestFactor);
+    char text[240];
+    if (everyRank)
+      std::snprintf(text, sizeof(text),
+                    "  heterogeneous ranks: rank %lld's kernels take %.3gx as "
+                    "long; every rank simulated (the plan has optional "
+                    "groups), the timeline below is rank %lld's\n",
+                    static_cast<long long>(slowestRank), slowestFactor,
+                    static_cast<long long>(shownRank));
+    else
+      std::snprintf(text, sizeof(text),
+                    "  heterogeneous ranks: rank %lld's kernels take %.3gx as "
+                    "long; every collective waits for it, so the timeline "
+                    "below is that rank's\n",
+                    static_cast<long long>(slowestRank), slowestFactor);
     os << text;
+  } else if (everyRank) {
+    os << "  every rank simulated (their optional-group policies differ); "
+          "the timeline below is rank "
+       << shownRank << "'s\n";
   }
   const SimMetrics &m = metrics;
   auto line = [&](const char *label, const std::string &value) {
@@ -488,6 +683,49 @@ std::string SimResult::summary() const {
     os << text << value << "\n";
   };
   line("makespan", formatTime(m.makespanSec));
+  if (optionalGroups > 0) {
+    // "2 of 3 on rank 0; 3 of 3 on ranks 1-15 (dynamic)": the ranks by how
+    // many groups they ran, most first.
+    std::map<int64_t, std::vector<int64_t>, std::greater<int64_t>> byCount;
+    std::set<OptionalPolicy> policies;
+    for (const SimRank &rank : ranks) {
+      byCount[rank.groupsRun].push_back(rank.rank);
+      policies.insert(rank.policy);
+    }
+    std::string text;
+    for (const auto &[count, members] : byCount) {
+      text += (text.empty() ? "" : "; ") + std::to_string(count) + " of " +
+              std::to_string(optionalGroups) + " on ";
+      if (!everyRank) {
+        text += "every rank";
+        continue;
+      }
+      text += members.size() > 1 ? "ranks " : "rank ";
+      // Runs of consecutive ranks as "a-b".
+      for (size_t i = 0; i < members.size();) {
+        size_t j = i;
+        while (j + 1 < members.size() && members[j + 1] == members[j] + 1)
+          ++j;
+        text += (i ? "," : "") + std::to_string(members[i]) +
+                (j > i ? "-" + std::to_string(members[j]) : "");
+        i = j + 1;
+      }
+    }
+    text += policies.size() == 1
+                ? std::string(" (") + toString(*policies.begin()) + ")"
+                : std::string(" (policies per rank)");
+    line("optional groups run", text);
+    if (everyRank) {
+      // Who finished when: the fast ranks wait for the slow at the last
+      // collective, or finish their own work first.
+      double first = std::numeric_limits<double>::infinity(), last = 0;
+      for (const SimRank &rank : ranks) {
+        first = std::min(first, rank.finishSec);
+        last = std::max(last, rank.finishSec);
+      }
+      line("ranks finish between", formatTime(first) + " and " + formatTime(last));
+    }
+  }
   line("compute (sum of isolated kernels)",
        formatTime(m.totalComputeSec) + " in " + std::to_string(m.kernels) +
            " kernels");
@@ -566,7 +804,7 @@ std::string SimResult::summary() const {
 
 RunProfile SimResult::toRunProfile() const {
   RunProfile profile;
-  profile.rank = 0;
+  profile.rank = shownRank;
   profile.totalNs = toNs(metrics.makespanSec);
   for (const SimStream &stream : streams) {
     StreamTiming timing;

@@ -9,7 +9,13 @@
 //
 // One rank's plan stands for every rank (the plan is SPMD, so all ranks issue
 // the same instructions at the same virtual times and every collective starts
-// on all members at once). Each instruction gets its time alone on the GPU
+// on all members at once). A plan whose ranks can do different work, one
+// with optional groups (braidc --algorithm acco=M:N) on ranks of unequal
+// speeds or policies, is simulated rank by rank instead: every rank's
+// streams run on its own GPU, a collective starts when the last member of
+// its group reaches it and runs at its slowest member's rate, and each rank
+// decides its optional groups as the executors do (runtime/exec/PlanSteps.h,
+// OptionalPolicy). Each instruction gets its time alone on the GPU
 // from the cost model: kernels from their FLOPs and bytes (roofline,
 // runtime/cost/Roofline.h), collectives from their kind, their buffer size and
 // where their group sits (runtime/cost/ClusterCost.h). Then the streams run
@@ -35,6 +41,7 @@
 #include "runtime/cost/CollectiveCost.h"
 #include "runtime/cost/HardwareProfile.h"
 #include "runtime/cost/Roofline.h"
+#include "runtime/exec/PlanSteps.h"
 #include "runtime/exec/RunProfile.h"
 #include "runtime/plan/PlanLoader.h"
 
@@ -58,12 +65,17 @@ struct SimConfig {
   /// their link).
   bool contention = true;
   /// Heterogeneous workers: each rank's kernel time factor (1.5: its
-  /// kernels take 1.5x as long); empty: all 1. One rank's plan stands for
-  /// every rank and every collective starts when its last member reaches
-  /// it, so in the simulated timeline the slowest rank sets every
-  /// collective's start: the simulator runs that rank (its kernels scaled
-  /// by the largest factor) and the faster ranks wait at each collective.
+  /// kernels take 1.5x as long); empty: all 1. Every collective starts when
+  /// its last member reaches it. In a plan without optional groups every
+  /// rank does the same work, so the slowest rank sets every collective's
+  /// start: the simulator runs that rank (its kernels scaled by the largest
+  /// factor) and the faster ranks wait at each collective. A plan with
+  /// optional groups is simulated rank by rank (the file comment).
   std::vector<double> rankSpeeds;
+  /// Each rank's policy for the plan's optional groups (braid-run
+  /// --optional-groups): one per rank, the last for the rest; empty: all
+  /// Dynamic.
+  std::vector<OptionalPolicy> optionalPolicies;
 };
 
 enum class SimOpKind { Kernel, Collective, RecordEvent, WaitEvent };
@@ -89,6 +101,17 @@ struct SimOp {
   bool interNode = false;
   /// Events: the event number.
   uint32_t event = 0;
+  /// Collectives: the lowest rank of this rank's group (where the members
+  /// meet when every rank is simulated).
+  int64_t groupLeader = 0;
+  /// The optional group the instruction is in (0-based; -1: none); for a
+  /// kernel of one, whether skipping it writes zeros to its outputs and
+  /// what that takes alone, and whether this run skipped it (its isolated
+  /// time is then the zero fill's, or 0).
+  int32_t optionalGroup = -1;
+  bool zeroWhenSkipped = false;
+  double zeroFillSec = 0;
+  bool skipped = false;
   /// Seconds the instruction takes alone on the GPU.
   double isolatedSec = 0;
   /// Virtual seconds since the start of the run; for a wait, from reaching
@@ -136,6 +159,20 @@ struct SimMetrics {
   int64_t collectives = 0;
 };
 
+/// One simulated rank.
+struct SimRank {
+  int64_t rank = 0;
+  /// Its kernel time factor (--rank-speeds).
+  double factor = 1;
+  OptionalPolicy policy = OptionalPolicy::Dynamic;
+  /// When its last instruction ends.
+  double finishSec = 0;
+  /// The plan's optional groups it ran (of SimResult::optionalGroups).
+  int64_t groupsRun = 0;
+  /// The time its kernels took (the sum of their simulated durations).
+  double kernelSec = 0;
+};
+
 /// The result of one simulated run.
 struct SimResult {
   std::string profileName;
@@ -148,7 +185,16 @@ struct SimResult {
   /// without --rank-speeds).
   double slowestFactor = 1;
   int64_t slowestRank = -1;
+  /// The ranks simulated: every rank (everyRank) or the one that stands for
+  /// all; `streams` are the timeline of `shownRank`, the slowest.
+  std::vector<SimRank> ranks;
+  bool everyRank = false;
+  int64_t shownRank = 0;
+  /// The plan's optional groups (0: none).
+  int64_t optionalGroups = 0;
   std::vector<SimStream> streams;
+  /// The makespan is the last rank's finish; the rest of the metrics are
+  /// shownRank's.
   SimMetrics metrics;
   /// The plan's arena: every buffer the plan needs at once, per rank (0:
   /// unknown, for a measured run), and the profile GPU's memory (0: none).

@@ -105,7 +105,8 @@ options:
                       a plan's optional work (braidc --algorithm acco=M:N):
                       dynamic (default: skipped once the round's
                       communication is done), all (always run) or none
-                      (never run); one per rank, the last for the rest
+                      (never run); one per rank, the last for the rest;
+                      also read by --backend sim
   --help              this text
   --version           the version of Braid, and the CPU GEMM library
 exit status: 0 success, 1 outputs differ from --expected, 2 error
@@ -758,6 +759,7 @@ int run(int argc, char **argv) {
   // Takes --backend, --hw, --nodes, --world and --svg out of argv.
   SimFlags sim = takeSimFlags(argc, argv);
   Options options = parseOptions(argc, argv);
+  sim.optionalPolicies = options.optionalPolicies;
   if (sim.backend == "sim")
     return runSimBackend(sim, options.plan, options.trace, std::cout);
   // --- end sim backend ---------------------------------------------------- //

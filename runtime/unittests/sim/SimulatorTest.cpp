@@ -401,3 +401,132 @@ TEST(SimulatorTest, ValidatesWithoutWeights) {
   EXPECT_THROW(validatePlanForSimulation(schedule.builder.plan), PlanError);
   EXPECT_THROW(loadPlanForSimulation("/nonexistent/plan.bplan"), PlanError);
 }
+
+namespace {
+
+/// ACCO's round in small: the compute stream runs a mandatory 0.6 ms
+/// kernel, then three optional groups of one 0.6 ms kernel each, skipped
+/// once the round's all-reduce (1 ms, issued after the first kernel) is
+/// done. `zeroFirst`: the first group's kernel zero-fills its output (1e6
+/// bytes, 1 ms) when skipped.
+Schedule optionalRound(bool zeroFirst = false) {
+  Schedule schedule;
+  PlanBuilder &builder = schedule.builder;
+  uint32_t produced = builder.event();
+  uint32_t reduced = builder.event();
+  schedule.memoryKernel("compute", 0.6);
+  builder.record("compute", produced);
+  for (uint32_t group = 1; group <= 3; ++group) {
+    schedule.memoryKernel("compute", 0.6);
+    plan::Instruction &last = *builder.plan.mutable_streams(0)
+                                   ->mutable_instructions()
+                                   ->rbegin();
+    last.set_optional_group(group);
+    last.set_zero_when_skipped(zeroFirst && group == 1);
+    builder.plan.add_optional_groups()->add_until_events(reduced);
+  }
+  builder.wait("comm", produced);
+  schedule.allReduce("comm");
+  builder.record("comm", reduced);
+  return schedule;
+}
+
+SimConfig noContention() {
+  SimConfig config;
+  config.profile = roundNumberProfile();
+  config.contention = false;
+  return config;
+}
+
+} // namespace
+
+// Dynamic: a group runs when its stream reaches it while the round is in
+// flight. The all-reduce runs 0.6-1.6 ms; the groups are reached at 0.6
+// and 1.2 ms (run) and at 1.8 ms (skipped). One rank stands for both.
+TEST(SimulatorTest, OptionalGroupsRunWhileTheRoundIsInFlight) {
+  SimResult result = optionalRound().run(noContention());
+  EXPECT_FALSE(result.everyRank);
+  EXPECT_EQ(result.optionalGroups, 3);
+  ASSERT_EQ(result.ranks.size(), 1u);
+  EXPECT_EQ(result.ranks[0].groupsRun, 2);
+  expectMs(result.metrics.makespanSec, 1.8);
+  // The skipped kernel neither runs nor counts.
+  EXPECT_EQ(result.metrics.kernels, 3);
+  expectMs(result.metrics.totalComputeSec, 1.8);
+  EXPECT_THAT(result.summary(),
+              HasSubstr("optional groups run                2 of 3 on every "
+                        "rank (dynamic)"));
+
+  // Fixed policies: all three, or none.
+  SimConfig config = noContention();
+  config.optionalPolicies = {OptionalPolicy::All};
+  result = optionalRound().run(config);
+  EXPECT_EQ(result.ranks[0].groupsRun, 3);
+  expectMs(result.metrics.makespanSec, 2.4);
+  config.optionalPolicies = {OptionalPolicy::None};
+  result = optionalRound().run(config);
+  EXPECT_EQ(result.ranks[0].groupsRun, 0);
+  expectMs(result.metrics.makespanSec, 1.6);
+}
+
+// Rank 1's kernels take 1.5x as long (0.9 ms): every rank is simulated.
+// The all-reduce starts when rank 1 reaches it (0.9 ms) and ends at 1.9 ms
+// on both. Rank 0 reaches its groups at 0.6, 1.2 and 1.8 ms, all before
+// that, and runs three (ends at 2.4 ms); rank 1 at 0.9 and 1.8 ms (run)
+// and 2.7 ms (skipped). The fast rank does more work in the slow one's time.
+TEST(SimulatorTest, FastRanksRunMoreOptionalGroups) {
+  SimConfig config = noContention();
+  config.rankSpeeds = {1, 1.5};
+  SimResult result = optionalRound().run(config);
+  EXPECT_TRUE(result.everyRank);
+  EXPECT_EQ(result.shownRank, 1);
+  ASSERT_EQ(result.ranks.size(), 2u);
+  EXPECT_EQ(result.ranks[0].groupsRun, 3);
+  EXPECT_EQ(result.ranks[1].groupsRun, 2);
+  expectMs(result.ranks[0].finishSec, 2.4);
+  expectMs(result.ranks[1].finishSec, 2.7);
+  expectMs(result.ranks[0].kernelSec, 2.4);
+  expectMs(result.ranks[1].kernelSec, 2.7);
+  expectMs(result.metrics.makespanSec, 2.7);
+  // The timeline shown is rank 1's: its all-reduce 0.9-1.9 ms.
+  expectMs(busyOp(result, 1, 0).startSec, 0.9);
+  expectMs(busyOp(result, 1, 0).endSec, 1.9);
+  std::string summary = result.summary();
+  EXPECT_THAT(summary, HasSubstr("every rank simulated (the plan has optional "
+                                 "groups), the timeline below is rank 1's"));
+  EXPECT_THAT(summary, HasSubstr("3 of 3 on rank 0; 2 of 3 on rank 1 "
+                                 "(dynamic)"));
+  EXPECT_THAT(summary, HasSubstr("ranks finish between               2.400 ms "
+                                 "and 2.700 ms"));
+
+  // Without optional groups the slowest rank stands for all, as before.
+  Schedule plain;
+  plain.memoryKernel("compute", 2);
+  plain.allReduce("comm");
+  result = plain.run(config);
+  EXPECT_FALSE(result.everyRank);
+  EXPECT_EQ(result.ranks.size(), 1u);
+  expectMs(result.metrics.makespanSec, 3);
+}
+
+// Policies per rank (braid-run --optional-groups all,none) differ at equal
+// speeds: every rank is simulated. Rank 1 skips every group; its first
+// group's kernel still zero-fills its output (1e6 bytes: 1 ms), the others
+// cost nothing. The all-reduce still waits for both and ends at 1.6 ms.
+TEST(SimulatorTest, PoliciesPerRankAndZeroFills) {
+  SimConfig config = noContention();
+  config.optionalPolicies = {OptionalPolicy::All, OptionalPolicy::None};
+  SimResult result = optionalRound(/*zeroFirst=*/true).run(config);
+  EXPECT_TRUE(result.everyRank);
+  ASSERT_EQ(result.ranks.size(), 2u);
+  EXPECT_EQ(result.ranks[0].groupsRun, 3);
+  EXPECT_EQ(result.ranks[1].groupsRun, 0);
+  EXPECT_EQ(result.ranks[1].policy, OptionalPolicy::None);
+  expectMs(result.ranks[0].finishSec, 2.4);
+  expectMs(result.ranks[1].kernelSec, 1.6);
+  expectMs(result.ranks[1].finishSec, 1.6);
+  expectMs(result.metrics.makespanSec, 2.4);
+  EXPECT_THAT(result.summary(),
+              HasSubstr("3 of 3 on rank 0; 0 of 3 on rank 1 (policies per "
+                        "rank)"));
+}
