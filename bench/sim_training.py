@@ -34,6 +34,10 @@ every configuration (ACCO and accumulate: a micro-batch).
                 optimizer step (ACCO's baseline)
   accoM         --algorithm acco=M; acco-auto lets the cost model pick M
                 (and adds accumulate=2M, its baseline, if missing)
+  accoM:N       --algorithm acco=M:N: a run-time count, M to N
+                micro-batches a round, the ones past M run while the
+                round's communication is in flight (decided per rank in the
+                simulation; no time to a loss: the count is the cluster's)
 
 Time to a loss: the simulated time per step times the steps each
 configuration needs to reach a loss, measured on this CPU (`--cpu-ranks`
@@ -46,11 +50,13 @@ from the cluster: a combination, said as such where the numbers go
 (docs/results.md).
 
 Heterogeneous workers (`--slow F`, default 1.5): every plan simulated again
-with rank 0's kernels F times as long (`braid-run --rank-speeds`). A
-compiled plan gives every rank the same work, so the slow rank sets every
-collective's start; the authors of ACCO and CoCoD-SGD absorb a slow worker
-by letting the fast ones do more (ACCO: more micro-batches per round), which
-a plan with a fixed M does not. Nothing is asserted; prints a table.
+with rank 0's kernels F times as long (`braid-run --rank-speeds`). A plan
+that gives every rank the same work waits for the slow rank at every
+collective; the authors of ACCO and CoCoD-SGD absorb a slow worker by
+letting the fast ones do more, which acco=M:N does (the simulator runs every
+rank and each decides its optional micro-batches). A second table compares
+the tokens a second each configuration trains with and without the slow
+rank. Nothing is asserted; prints tables.
 """
 import argparse
 import os
@@ -102,6 +108,9 @@ def flags_of(name):
     m = re.fullmatch(r"accumulate(\d+)", name)
     if m:
         return ["--algorithm", f"accumulate={m.group(1)}"], False
+    m = re.fullmatch(r"acco(\d+):(\d+)", name)
+    if m:
+        return ["--algorithm", f"acco={m.group(1)}:{m.group(2)}"], False
     m = re.fullmatch(r"acco(\d+|-auto)", name)
     if m:
         count = "auto" if m.group(1) == "-auto" else m.group(1)
@@ -119,7 +128,28 @@ def summary(text):
     peak = re.search(r"peak memory per rank \(arena\)\s+(\d+) bytes", text)
     if not peak:
         fail(f"no peak memory in:\n{text}")
+    # A run-time count: the optional micro-batches each rank ran
+    # ("3 of 4 on rank 0; 4 of 4 on ranks 1-15 (dynamic)").
+    groups = re.search(r"optional groups run\s+(.*) \((?:dynamic|all|none|policies per rank)\)",
+                       text)
+    ran = None
+    if groups:
+        ran = 0
+        for part in groups.group(1).split("; "):
+            m = re.fullmatch(r"(\d+) of (\d+) on (every rank|ranks? ([0-9,-]+))", part)
+            if not m:
+                fail(f"cannot read the optional groups in '{groups.group(0)}'")
+            if m.group(3) == "every rank":
+                ran = None  # one rank stood for all: counted by the caller
+                ran_each = int(m.group(1))
+                break
+            for item in m.group(4).split(","):
+                first, _, last = item.partition("-")
+                ran += int(m.group(1)) * (int(last or first) - int(first) + 1)
+        else:
+            ran_each = None
     return {"peak": int(peak.group(1)), "makespan": ms("makespan"),
+            "groups_run": ran, "groups_run_each": ran_each if groups else None,
             "compute": ms(r"compute \(sum of isolated kernels\)"),
             "communication": ms(r"communication \(sum of isolated\)"),
             "exposed": ms("exposed communication"),
@@ -135,6 +165,7 @@ def simulate(args, tools, models, name):
                "--weights", "/dev/null", "--progress=false", "-o", plan] + flags,
               f"braidc ({name})")
     chosen = re.search(r"micro auto = (\d+)", out)
+    count = re.fullmatch(r"acco(\d+):(\d+)", name)
     result = summary(run([tools["braid-run"], plan, "--backend", "sim", "--hw", args.hw],
                          f"simulating {name}"))
     if args.slow:
@@ -146,6 +177,17 @@ def simulate(args, tools, models, name):
              "--rank-speeds", speeds], f"simulating {name} with a slow rank"))
     result["chosen"] = int(chosen.group(1)) if chosen else None
     result["seconds"] = time.time() - started
+    # Micro-batches (of `--batch` sequences) trained a call, over the ranks:
+    # every slot of a fixed plan; with a run-time count, each rank's M a
+    # round (two rounds a call) plus the optional ones it ran.
+    for r in [result] + ([result["slow"]] if args.slow else []):
+        if count:
+            ran = r["groups_run"]
+            if ran is None:
+                ran = r["groups_run_each"] * args.ranks
+            r["micro"] = 2 * int(count.group(1)) * args.ranks + ran
+        else:
+            r["micro"] = result["steps"] * args.ranks
     return result
 
 
@@ -156,8 +198,9 @@ def cpu_curves(args, tools, names, results):
     curves = {}
     for name in names:
         flags, whole = flags_of(name)
-        if whole:
-            continue  # the synchronous math: measured as accumulate=1
+        if whole or re.fullmatch(r"acco\d+:\d+", name):
+            continue  # the synchronous math: measured as accumulate=1; a
+            # run-time count is the cluster's, not this CPU's
         if name == "acco-auto":
             # The same math as the cluster's plan: the M chosen there.
             flags = ["--algorithm", f"acco={results[name]['chosen']}"]
@@ -272,7 +315,7 @@ def main():
         per_step = r["makespan"] / r["steps"]
         label = name + (f" (M={r['chosen']})" if r["chosen"] else "")
         reach = when = ""
-        if curves:
+        if curves and (flags_of(name)[1] or name in curves):
             curve = curves["accumulate1" if flags_of(name)[1] else name]
             n = steps_to(curve, target)
             reach = str(n) if n else f"> {len(curve)}"
@@ -290,6 +333,24 @@ def main():
           "needs at once" + (f"; one rank {args.slow:g}x: ms/step with "
           f"rank 0's kernels {args.slow:g}x as long (braid-run --rank-speeds), and "
           "the ratio to all ranks equal" if args.slow else "") + ")")
+    if not args.slow:
+        return
+    sequence_tokens = args.batch * args.sequence
+    print()
+    print(f"Heterogeneous workers: rank 0's kernels {args.slow:g}x as long; tokens "
+          f"trained a second (micro-batches of {args.batch} x {args.sequence} "
+          f"tokens over the {args.ranks} ranks, a call)")
+    print(f"{'configuration':<16} {'ms/call':>9} {'slow: ms/call':>13} {'micro':>6} "
+          f"{'slow: micro':>11} {'ktok/s':>8} {'slow: ktok/s':>12} {'kept':>6}")
+    for name in names:
+        r, slow = results[name], results[name]["slow"]
+        rate = r["micro"] * sequence_tokens / r["makespan"]
+        slow_rate = slow["micro"] * sequence_tokens / slow["makespan"]
+        print(f"{name:<16} {r['makespan']:>9.1f} {slow['makespan']:>13.1f} "
+              f"{r['micro']:>6} {slow['micro']:>11} {rate:>8.1f} {slow_rate:>12.1f} "
+              f"{slow_rate / rate:>5.2f}x")
+    print("(micro: micro-batches trained over the ranks in one call; kept: the "
+          "slow cluster's tokens a second over the equal one's)")
 
 
 if __name__ == "__main__":
