@@ -279,8 +279,9 @@ def main():
         name = queue.pop(0)
         results[name] = simulate(args, tools, models, name)
         r = results[name]
-        print(f"{WHO}: {name}: {r['makespan'] / r['steps']:.1f} ms a step simulated "
-              f"({r['steps']} steps a call; compiled and simulated in "
+        print(f"{WHO}: {name}: {r['makespan'] / (r['micro'] / args.ranks):.1f} ms a "
+              f"step simulated ({r['steps']} steps a call, {r['micro'] / args.ranks:g} "
+              f"run; compiled and simulated in "
               f"{r['seconds']:.0f} s)", flush=True)
         if name == "acco-auto" and r["chosen"]:
             base = f"accumulate{2 * r['chosen']}"
@@ -296,7 +297,7 @@ def main():
     print(f"GPT-2 small shapes, dp={args.ranks} on {os.path.basename(args.hw)}, "
           f"{args.batch} x {args.sequence} tokens per GPU and step ({tokens} a step), "
           f"AdamW; simulated")
-    base = results[names[0]]["makespan"] / results[names[0]]["steps"]
+    base = results[names[0]]["makespan"] / (results[names[0]]["micro"] / args.ranks)
     target = None
     if curves:
         sync = curves["accumulate1"]
@@ -312,7 +313,10 @@ def main():
           f"{'time to loss':>12} {slow:>15}")
     for name in names:
         r = results[name]
-        per_step = r["makespan"] / r["steps"]
+        # A step: a micro-batch on every rank. A run-time count trains fewer
+        # than its slots: its time per micro-batch trained.
+        ran = r["micro"] / args.ranks
+        per_step = r["makespan"] / ran
         label = name + (f" (M={r['chosen']})" if r["chosen"] else "")
         reach = when = ""
         if curves and (flags_of(name)[1] or name in curves):
@@ -322,13 +326,15 @@ def main():
             when = f"{n * per_step / 1e3:.2f} s" if n else "-"
         hetero = ""
         if args.slow:
-            slowed = r["slow"]["makespan"] / r["steps"]
+            slowed = r["slow"]["makespan"] / (r["slow"]["micro"] / args.ranks)
             hetero = f"{slowed:.1f} ({slowed / per_step:.2f}x)"
         print(f"{label:<16} {per_step:>9.1f} {base / per_step:>8.2f}x "
-              f"{r['exposed'] / r['steps']:>12.1f} {r['compute'] / r['steps']:>9.1f} "
-              f"{r['communication'] / r['steps']:>9.1f} {r['peak'] / 2**20:>9.0f} "
+              f"{r['exposed'] / ran:>12.1f} {r['compute'] / ran:>9.1f} "
+              f"{r['communication'] / ran:>9.1f} {r['peak'] / 2**20:>9.0f} "
               f"{reach:>13} {when:>12} {hetero:>15}")
-    print("(per step: the simulated makespan of one call over its steps; compute and "
+    print("(per step: the simulated makespan of one call over its steps, for a "
+          "run-time count over the micro-batches its ranks ran (a step: one on "
+          "every rank); compute and "
           "comm: sums of isolated times; peak: the plan's arena per rank, all it "
           "needs at once" + (f"; one rank {args.slow:g}x: ms/step with "
           f"rank 0's kernels {args.slow:g}x as long (braid-run --rank-speeds), and "

@@ -715,13 +715,19 @@ LogicalResult Acco::rewrite(ModuleOp module, int64_t micro) {
     return finish(losses);
   }
 
-  // The work made since `mark`, the collectives and the optimizer update
-  // between them, is communication round `round`: braid-schedule runs it on
-  // the communication stream, as the authors run the update (the compute
-  // stream never waits for a reduce-scatter), and a run-time count skips
-  // the round's optional micro-batches once it is done. Constants and
-  // weight reads (no work, live throughout) stay where they are.
+  // With a run-time count, the work made since `mark`, the collectives and
+  // the optimizer update between them, is communication round `round`:
+  // braid-schedule runs it on the communication stream, as the authors run
+  // the update (the compute stream never waits for a reduce-scatter), and
+  // the round's optional micro-batches are skipped once it is done.
+  // Constants and weight reads (no work, live throughout) stay where they
+  // are. A fixed count keeps the update on the compute stream: there the
+  // round's operands are freed as the update reads them, where on the
+  // communication stream they live until the round is awaited
+  // (docs/training.md has the measurements).
   auto inRound = [&](Operation *mark, int64_t round) {
+    if (!dynamic)
+      return;
     for (Operation *op = mark->getNextNode(); op; op = op->getNextNode())
       if (isa<CostOpInterface>(op) && !isa<ConstantOp, GetWeightOp>(op))
         op->setAttr(kRoundAttrName, b.getI64IntegerAttr(round));

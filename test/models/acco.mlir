@@ -65,26 +65,38 @@
 // CALL: braid.set_weight @braid.acco.count
 // CALL: braid.all_reduce %{{.*}} on @world["dp"] avg : tensor<2xf32>
 
-// Scheduled (the default): each round runs on the communication stream
-// as the authors run it, reduce-scatter -> the update on this rank's shard
-// -> all-gather, in one async (the update's AdamW ops among them); the
-// estimate's round goes out before the first micro-batch's compute, the
-// real step's after it, and only the second micro-batch waits for the
-// estimate's all-gathers.
+// Scheduled (the default): the estimate's reduce-scatters go out before
+// the first micro-batch's compute, the real step's after it, and the
+// second micro-batch waits for the estimate's all-gathers.
 // RUN: braidc %t/tiny_lm.onnx --train --optimizer adamw --parallel dp=2 --algorithm acco -o %t/scheduled.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=SCHEDULED < %t/scheduled.mlir
 // SCHEDULED: braid.async on "comm" {
-// SCHEDULED: braid.reduce_scatter {{.*}} {braid.round = 1 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>
-// SCHEDULED: braid.sqrt {{.*}} {braid.round = 1 : i64} : tensor<8x8xf32>
-// SCHEDULED: braid.all_gather {{.*}} {braid.round = 1 : i64} : tensor<8x8xf32> -> tensor<16x8xf32>
-// SCHEDULED-NOT: braid.await
+// SCHEDULED-NEXT: braid.reduce_scatter
 // SCHEDULED: braid.cross_entropy
 // SCHEDULED: braid.async on "comm" {
-// SCHEDULED: braid.reduce_scatter {{.*}} {braid.round = 2 : i64}
-// SCHEDULED: braid.sqrt {{.*}} {braid.round = 2 : i64}
-// SCHEDULED: braid.all_gather {{.*}} {braid.round = 2 : i64}
+// SCHEDULED-NEXT: braid.reduce_scatter
 // SCHEDULED: braid.await
 // SCHEDULED: braid.cross_entropy
+
+// With a run-time count (acco=1:2), each round runs on the communication
+// stream as the authors run it, reduce-scatter -> the update on this rank's
+// shard -> all-gather, in one async (the update's AdamW ops among them): the
+// compute stream never waits for a reduce-scatter, and the second
+// micro-batch waits only for the estimate's all-gathers.
+// RUN: braidc %t/tiny_lm.onnx --train --optimizer adamw --parallel dp=2 --algorithm acco=1:2 -o %t/rounds.mlir --progress=false
+// RUN: FileCheck %s --check-prefix=ROUNDS < %t/rounds.mlir
+// ROUNDS: braid.async on "comm" {
+// ROUNDS: braid.reduce_scatter {{.*}} {braid.round = 1 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>
+// ROUNDS: braid.sqrt {{.*}} {braid.round = 1 : i64} : tensor<8x8xf32>
+// ROUNDS: braid.all_gather {{.*}} {braid.round = 1 : i64} : tensor<8x8xf32> -> tensor<16x8xf32>
+// ROUNDS-NOT: braid.await
+// ROUNDS: braid.cross_entropy
+// ROUNDS: braid.async on "comm" {
+// ROUNDS: braid.reduce_scatter {{.*}} {braid.round = 2 : i64}
+// ROUNDS: braid.sqrt {{.*}} {braid.round = 2 : i64}
+// ROUNDS: braid.all_gather {{.*}} {braid.round = 2 : i64}
+// ROUNDS: braid.await
+// ROUNDS: braid.cross_entropy
 
 // The baseline: one synchronous step on N micro-batches, no pending state.
 // RUN: braidc %t/tiny_lm.onnx --train --optimizer adamw --parallel dp=2 --algorithm accumulate=2 --overlap none -o %t/accumulate.mlir --progress=false
