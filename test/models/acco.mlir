@@ -98,6 +98,16 @@
 // ROUNDS: braid.await
 // ROUNDS: braid.cross_entropy
 
+// The simulator runs such a plan rank by rank when the ranks differ, in
+// speed or in policy, and says how many optional micro-batches each ran.
+// RUN: braidc %t/tiny_lm.onnx --train --optimizer adamw --parallel dp=2 --algorithm acco=1:2 -o %t/rounds.bplan --progress=false
+// RUN: braid-run %t/rounds.bplan --backend sim --hw dgx-h100 --rank-speeds 1.5,1 | FileCheck %s --check-prefix=SIM-SLOW
+// SIM-SLOW: every rank simulated (the plan has optional groups), the timeline below is rank 0's
+// SIM-SLOW: optional groups run 2 of 2 on rank 1; 1 of 2 on rank 0 (dynamic)
+// SIM-SLOW: ranks finish between
+// RUN: braid-run %t/rounds.bplan --backend sim --hw dgx-h100 --optional-groups all,none | FileCheck %s --check-prefix=SIM-POLICIES
+// SIM-POLICIES: optional groups run 2 of 2 on rank 0; 0 of 2 on rank 1 (policies per rank)
+
 // The baseline: one synchronous step on N micro-batches, no pending state.
 // RUN: braidc %t/tiny_lm.onnx --train --optimizer adamw --parallel dp=2 --algorithm accumulate=2 --overlap none -o %t/accumulate.mlir --progress=false
 // RUN: FileCheck %s --check-prefix=ACCUMULATE < %t/accumulate.mlir
