@@ -60,8 +60,11 @@ struct ArenaLayout {
 /// order above, and greedy by size (largest first, each at the lowest
 /// offset free over its whole live range; TFLite's arena planner does
 /// this), which packs long-lived large buffers, such as prefetched
-/// parameters, without the holes first fit leaves. Greedy by size is
-/// quadratic in the buffers and is tried up to 20,000 of them.
+/// parameters, without the holes first fit leaves. Each placement walks
+/// the buffers placed so far by offset up to the first gap that fits, so
+/// both are quadratic in the buffers at worst (0.15 s for the 14,000
+/// buffers of an ACCO step of GPT-2 small at dp=16, 7,500 of them live at
+/// once); greedy by size is tried up to 20,000 of them.
 ArenaLayout packArena(llvm::ArrayRef<ArenaBuffer> buffers, int64_t alignment);
 
 } // namespace braid
