@@ -150,10 +150,17 @@ private:
   llvm::DenseMap<Value, int64_t> offsets;
   /// Future -> (event recorded at the end of its region, yielded value).
   llvm::DenseMap<Value, std::pair<int64_t, Value>> futures;
-  /// Asyncs in program order, and the main-stream position of each one's
-  /// first await there (if any).
+  /// Asyncs in program order, and the event each one's region records
+  /// when it is done.
   SmallVector<AsyncOp> asyncOrder;
-  llvm::DenseMap<Operation *, int64_t> mainAwait;
+  llvm::DenseMap<Operation *, int64_t> doneEvent;
+  /// The position of the first main-stream wait for each event, in the
+  /// program as it is now (fusions remove instructions, so positions found
+  /// while linearizing go stale: they made every value an async region
+  /// reads live past its await by as many instructions as fusions had
+  /// removed before it, and grew the arena of a scheduled step by an
+  /// activation or two for any one fusion).
+  llvm::DenseMap<int64_t, int64_t> mainWaitAt;
   /// The main-stream position by which the main stream knows `async` is
   /// done: its own await there or that of a later async on its stream
   /// (streams run in order); the end of the program if none.
@@ -242,6 +249,7 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
       });
       for (int64_t round : rounds)
         roundEvents[round].push_back(done);
+      doneEvent[async] = done;
       for (auto [future, value] :
            llvm::zip(async.getResults(), async.getYield().getValues()))
         futures[future] = {done, value};
@@ -251,9 +259,6 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
       auto [event, value] = futures.lookup(await.getFuture());
       program.push_back({Instruction::Wait, nullptr, stream.str(), event});
       aliases.unionSets(value, await.getResult());
-      Operation *async = await.getFuture().getDefiningOp();
-      if (stream == AsyncOp::getMainStream())
-        mainAwait.try_emplace(async, program.size() - 1);
       continue;
     }
     if (isa<YieldOp, func::ReturnOp, RankOp, arith::ConstantIndexOp,
@@ -634,7 +639,8 @@ int64_t Lowering::mainDone(AsyncOp async, int64_t end) {
     later |= other == async;
     if (!later || other.getStream() != async.getStream())
       continue;
-    if (auto it = mainAwait.find(other); it != mainAwait.end())
+    if (auto it = mainWaitAt.find(doneEvent.lookup(other));
+        it != mainWaitAt.end())
       done = std::min(done, it->second);
   }
   return done;
@@ -649,6 +655,11 @@ void Lowering::extend(Value value, int64_t position) {
 
 void Lowering::computeLiveRanges() {
   int64_t end = program.size();
+  mainWaitAt.clear();
+  for (auto [position, inst] : llvm::enumerate(program))
+    if (inst.kind == Instruction::Wait &&
+        inst.stream == AsyncOp::getMainStream())
+      mainWaitAt.try_emplace(inst.event, position);
   for (BlockArgument arg : main.getArguments())
     persistent.insert(arg);
   main.walk([&](func::ReturnOp ret) {

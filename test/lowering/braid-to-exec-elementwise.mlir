@@ -96,3 +96,36 @@ func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf
   %n = braid.neg %e : tensor<64x64xf32>
   return %r, %n : tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A value an async region reads lives until the main stream awaits the
+// region, at that await's position in the program after fusion. The tree
+// before the async removes an instruction; the position found while
+// linearizing would keep %n's buffer live one instruction past the await,
+// over the exp, which then could not reuse it: the arena grew and the tree
+// was refused. %n and %e share their bytes, and the tree is fused.
+// CHECK-LABEL: exec.plan @main mesh(["tp"], [2]) arena 65920 events 2
+// CHECK: exec.buffer @b4 offset [[AT:[0-9]+]] : tensor<64x64xf32>
+// CHECK: exec.buffer @b7 offset [[AT]] : tensor<64x64xf32>
+// CHECK: exec.stream "compute" {
+// CHECK-NEXT: exec.kernel "elementwise"([@b0, @b1]) -> ([@b3]) {operands = array<i64: 0, 1, 2, 0>, ops = "mul,add"}
+// CHECK-NEXT: exec.kernel "neg"([@b2]) -> ([@b4])
+// CHECK-NEXT: exec.record 0
+// CHECK-NEXT: exec.wait 1
+// CHECK-NEXT: exec.kernel "exp"([@b6]) -> ([@b7])
+// OFF-LABEL: exec.plan @main mesh(["tp"], [2]) arena 65920 events 2
+braid.mesh @world(tp = 2)
+func.func @main(%p: tensor<4x8xf32>, %q: tensor<4x8xf32>, %x: tensor<64x64xf32>) -> (tensor<4x8xf32>, tensor<64x64xf32>) {
+  %a = braid.mul %p, %q : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = braid.add %a, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = braid.neg %x : tensor<64x64xf32>
+  %f = braid.async on "comm" {
+    %r = braid.all_reduce %n on @world["tp"] sum : tensor<64x64xf32>
+    braid.yield %r : tensor<64x64xf32>
+  } : !braid.future<tensor<64x64xf32>>
+  %w = braid.await %f : tensor<64x64xf32>
+  %e = braid.exp %w : tensor<64x64xf32>
+  %t = braid.add %e, %e : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %b, %t : tensor<4x8xf32>, tensor<64x64xf32>
+}
