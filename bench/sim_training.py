@@ -71,12 +71,17 @@ WHO = "sim_training"
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
+# Open MPI refuses to start as root (this machine's user) without these.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
 def fail(message):
     sys.exit(f"{WHO}: {message}")
 
 
-def run(command, what):
-    result = subprocess.run(command, capture_output=True, text=True)
+def run(command, what, env=None):
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         fail(f"{what} failed ({result.returncode}):\n"
              f"{(result.stderr or result.stdout)[-3000:]}")
@@ -214,7 +219,8 @@ def cpu_curves(args, tools, names, results):
         steps = args.cpu_steps // per_call * per_call
         run(args.mpirun.split() + ["-n", str(args.cpu_ranks), tools["braid-run"], plan,
                                    "--steps", str(steps), "--data", data,
-                                   "--loss-log", log], f"training {name} on the CPU")
+                                   "--loss-log", log], f"training {name} on the CPU",
+            env=MPI_ENV)
         with open(log) as f:
             curves[name] = [float(line.split(",")[1]) for line in f.readlines()[1:]]
         print(f"{WHO}: {name} on the CPU: {steps} steps, last 10 "
