@@ -11,6 +11,7 @@
 
 #include "dialects/braid/ArenaPacking.h"
 #include "dialects/braid/BraidDialect.h"
+#include "dialects/braid/Fusion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,45 +52,6 @@ struct Instruction {
 
 /// Bytes of a tensor value (i1 as one byte per element).
 static int64_t bytesOf(Value value) { return getNumBytes(value); }
-
-/// The optional group (braid.optional, braid-acco's micro-batches beyond a
-/// round's minimum) `op` is in; -1: none. Fusions never join ops of
-/// different groups: a skipped group's kernels do not run.
-static int64_t optionalGroupOf(Operation *op) {
-  auto group = op ? op->getAttrOfType<IntegerAttr>(kOptionalAttrName)
-                  : IntegerAttr();
-  return group ? group.getInt() : -1;
-}
-
-/// What a matmul does to its product before writing it: the bias add, the
-/// activation and the residual add that followed it in the program, in
-/// that order, fused into its kernel (`fuse-epilogues`).
-struct Epilogue {
-  Value bias, addend;
-  StringRef activation;
-  /// The last fused op's result: what the kernel writes.
-  Value result;
-  /// The fused ops' FLOPs.
-  int64_t flops = 0;
-};
-
-/// A tree of f32 elementwise ops of one shape fused into one `elementwise`
-/// kernel at its root (`fuse-elementwise`): the ops in evaluation order,
-/// root last; the values they read from outside the tree (registers 0..L-1
-/// of the kernel); and two registers per op (L + i for op i's result, -1
-/// for a unary op's second).
-struct ElementwiseGroup {
-  SmallVector<Operation *> ops;
-  SmallVector<Value> leaves;
-  SmallVector<int64_t> operands;
-  std::string names;
-  int64_t flops = 0;
-};
-
-/// The most inputs and steps an `elementwise` kernel takes; the runtime's
-/// kMaxChainInputs and kMaxChainSteps (runtime/exec/KernelRegistry.h).
-constexpr size_t kMaxChainInputs = 8;
-constexpr size_t kMaxChainSteps = 32;
 
 class Lowering {
 public:
@@ -302,52 +264,6 @@ LogicalResult Lowering::linearize(Block &block, StringRef stream) {
   return success();
 }
 
-/// Whether `next`, the only user of `value` (the epilogue's product so
-/// far), can join `epilogue`; records what it adds.
-static bool joinEpilogue(Operation *next, Value value, Epilogue &epilogue) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (auto add = dyn_cast<AddOp>(next)) {
-    if (add.getType() != type || add.getLhs() == add.getRhs())
-      return false;
-    Value other = add.getLhs() == value ? add.getRhs() : add.getLhs();
-    auto otherType = cast<RankedTensorType>(other.getType());
-    if (otherType.getElementType() != type.getElementType())
-      return false;
-    if (otherType == type) {
-      if (epilogue.addend)
-        return false;
-      epilogue.addend = other;
-      return true;
-    }
-    // A bias: the product's columns, broadcast over every row.
-    int64_t columns = type.getShape().back();
-    bool row = otherType.getRank() >= 1 &&
-               otherType.getShape().back() == columns &&
-               otherType.getNumElements() == columns;
-    if (!row || epilogue.bias || !epilogue.activation.empty() ||
-        epilogue.addend)
-      return false;
-    epilogue.bias = other;
-    return true;
-  }
-  if (!epilogue.activation.empty() || epilogue.addend)
-    return false;
-  if (auto gelu = dyn_cast<GeluOp>(next))
-    epilogue.activation = gelu.getTanh() ? "gelu_tanh" : "gelu";
-  else if (isa<SiluOp>(next))
-    epilogue.activation = "silu";
-  else if (isa<ReluOp>(next))
-    epilogue.activation = "relu";
-  return !epilogue.activation.empty();
-}
-
-/// The value `value` is a view of: through reshapes to the op that made it.
-static Value viewedValue(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getInput();
-  return value;
-}
-
 /// Each compute instruction's op -> its position in `program`.
 static llvm::DenseMap<Operation *, size_t>
 positions(ArrayRef<Instruction> program) {
@@ -374,16 +290,15 @@ void Lowering::fuseEpilogues() {
     if (!matmul || !matmul.getType().getElementType().isF32() ||
         refused(matmul))
       continue;
-    // Each fused op is the only user of the previous one's result (so no
-    // one else needs the intermediate values) and runs later on the same
-    // stream with only compute on that stream in between (no event); it
-    // moves up to the matmul, so its other operand must exist there: made
-    // before the matmul, or not by an instruction at all.
-    Epilogue epilogue;
-    epilogue.result = matmul.getResult();
-    int64_t columns = matmul.getType().getShape().back();
-    auto canMoveUp = [&](size_t to) {
-      for (size_t k = i + 1; k < to; ++k)
+    // Each fused op runs later on the same stream with only compute on
+    // that stream in between (no event); it moves up to the matmul, so its
+    // other operand must exist there: made before the matmul, or not by an
+    // instruction at all.
+    auto mayMoveUp = [&](Operation *user) {
+      auto at = position.find(user);
+      if (at == position.end() || at->second <= i)
+        return false;
+      for (size_t k = i + 1; k < at->second; ++k)
         if (!absorbed[k] && (program[k].kind != Instruction::Compute ||
                              program[k].stream != inst.stream))
           return false;
@@ -394,65 +309,17 @@ void Lowering::fuseEpilogues() {
       auto it = def ? position.find(def) : position.end();
       return it == position.end() || it->second < i;
     };
-    while (true) {
-      // Through reshapes that keep the rows (they only alias).
-      SmallVector<Value> chain{epilogue.result};
-      while (chain.back().hasOneUse())
-        if (auto reshape =
-                dyn_cast<ReshapeOp>(*chain.back().getUsers().begin());
-            reshape && reshape.getType().getShape().back() == columns)
-          chain.push_back(reshape.getResult());
-        else
-          break;
-      Value value = chain.back();
-      if (!value.hasOneUse())
-        break;
-      Operation *user = *value.getUsers().begin();
-      auto at = position.find(user);
-      if (at == position.end() || at->second <= i || !canMoveUp(at->second) ||
-          optionalGroupOf(user) != optionalGroupOf(matmul))
-        break;
-      Epilogue joined = epilogue;
-      if (!joinEpilogue(user, value, joined))
-        break;
-      Value other = joined.addend != epilogue.addend ? joined.addend
-                    : joined.bias != epilogue.bias   ? joined.bias
-                                                     : Value();
-      if (other && !existsAtMatmul(other))
-        break;
-      epilogue = joined;
-      absorbed[at->second] = true;
-      // The intermediate values get no buffer.
-      gone.insert(chain.begin(), chain.end());
-      epilogue.flops += cast<CostOpInterface>(user).getFlops();
-      epilogue.result = user->getResult(0);
-    }
-    if (epilogue.result != matmul.getResult())
-      epilogues[matmul] = epilogue;
+    Epilogue epilogue = collectEpilogue(matmul, mayMoveUp, existsAtMatmul);
+    if (epilogue.ops.empty())
+      continue;
+    for (Operation *op : epilogue.ops)
+      absorbed[position[op]] = true;
+    // The intermediate values get no buffer.
+    gone.insert(epilogue.internal.begin(), epilogue.internal.end());
+    epilogues[matmul] = std::move(epilogue);
   }
   program = std::move(fused);
   llvm::erase_if(values, [&](Value value) { return gone.contains(value); });
-}
-
-/// The `elementwise` kernel's name for `op` if it is an f32 op the chain
-/// kernel runs; empty otherwise.
-static StringRef chainName(Operation *op) {
-  if (op->getNumResults() != 1)
-    return "";
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getElementType().isF32())
-    return "";
-  for (Value operand : op->getOperands()) {
-    auto operandType = dyn_cast<RankedTensorType>(operand.getType());
-    if (!operandType || !operandType.getElementType().isF32())
-      return "";
-  }
-  if (auto gelu = dyn_cast<GeluOp>(op))
-    return gelu.getTanh() ? "gelu_tanh" : "gelu";
-  if (isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, SigmoidOp,
-          SiluOp, ReluOp, AddOp, SubOp, MulOp, DivOp>(op))
-    return op->getName().stripDialect();
-  return "";
 }
 
 void Lowering::fuseElementwise() {
@@ -464,78 +331,31 @@ void Lowering::fuseElementwise() {
   for (size_t i = program.size(); i-- > 0;) {
     const Instruction &root = program[i];
     if (absorbed[i] || root.kind != Instruction::Compute ||
-        chainName(root.op).empty() || refused(root.op))
+        elementwiseKernelName(root.op).empty() || refused(root.op))
       continue;
-    auto type = root.op->getResult(0).getType();
     // A producer moves down to the root: it must be on the root's stream
     // with only compute there in between (no event).
-    auto canMoveDown = [&](size_t from) {
-      if (program[from].stream != root.stream)
+    auto mayMoveDown = [&](Operation *def) {
+      auto at = position.find(def);
+      if (at == position.end() || at->second >= i || absorbed[at->second] ||
+          program[at->second].stream != root.stream)
         return false;
-      for (size_t k = from + 1; k < i; ++k)
+      for (size_t k = at->second + 1; k < i; ++k)
         if (!absorbed[k] && (program[k].kind != Instruction::Compute ||
                              program[k].stream != root.stream))
           return false;
       return true;
     };
-    ElementwiseGroup group;
-    // Positions of the producers this tree takes in (undone if the tree is
-    // not kept).
-    SmallVector<size_t> taken;
-    // Each operand of each op: a tree op (by index, encoded as -1 - index)
-    // or a leaf (by index), resolved to registers at the end.
-    SmallVector<std::pair<int64_t, int64_t>> refs;
-    std::function<void(Operation *)> collect = [&](Operation *op) {
-      SmallVector<int64_t> mine;
-      for (Value operand : op->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        auto at = def ? position.find(def) : position.end();
-        bool fusible =
-            at != position.end() && at->second < i && !absorbed[at->second] &&
-            operand.hasOneUse() && def->getResult(0).getType() == type &&
-            !chainName(def).empty() && taken.size() + 1 < kMaxChainSteps &&
-            optionalGroupOf(def) == optionalGroupOf(root.op) &&
-            canMoveDown(at->second);
-        if (fusible) {
-          taken.push_back(at->second);
-          absorbed[at->second] = true;
-          collect(def);
-          mine.push_back(-1 - static_cast<int64_t>(group.ops.size() - 1));
-          continue;
-        }
-        auto found = llvm::find(group.leaves, operand);
-        if (found == group.leaves.end()) {
-          group.leaves.push_back(operand);
-          found = group.leaves.end() - 1;
-        }
-        mine.push_back(found - group.leaves.begin());
-      }
-      group.ops.push_back(op);
-      refs.push_back({mine[0], mine.size() > 1 ? mine[1] : INT64_MAX});
-    };
-    collect(root.op);
-    if (group.ops.size() < 2 || group.leaves.size() > kMaxChainInputs) {
-      // Nothing to fuse, or too many inputs for the kernel: undo.
-      for (size_t at : taken)
-        absorbed[at] = false;
+    ElementwiseGroup group = collectElementwiseTree(root.op, mayMoveDown);
+    // Nothing to fuse, or too many inputs for the kernel.
+    if (!group.fusible())
       continue;
-    }
     // The values inside the tree get no buffer.
     for (Operation *op : group.ops)
-      if (op != root.op)
+      if (op != root.op) {
+        absorbed[position[op]] = true;
         gone.insert(op->getResult(0));
-    int64_t numLeaves = static_cast<int64_t>(group.leaves.size());
-    auto reg = [&](int64_t ref) {
-      return ref == INT64_MAX ? int64_t{-1}
-             : ref < 0        ? numLeaves + (-1 - ref)
-                              : ref;
-    };
-    for (auto [op, ref] : llvm::zip(group.ops, refs)) {
-      group.names += (group.names.empty() ? "" : ",") + chainName(op).str();
-      group.operands.push_back(reg(ref.first));
-      group.operands.push_back(reg(ref.second));
-      group.flops += cast<CostOpInterface>(op).getFlops();
-    }
+      }
     groups[root.op] = std::move(group);
   }
   std::vector<Instruction> fused;
@@ -572,7 +392,7 @@ void Lowering::updateWeightsInPlace() {
     if (setCount[next] != 1 || at == position.end() ||
         program[at->second].op != writer ||
         program[at->second].stream != AsyncOp::getMainStream() ||
-        (!groups.count(writer) && chainName(writer).empty()))
+        (!groups.count(writer) && elementwiseKernelName(writer).empty()))
       continue;
     SmallVector<GetWeightOp> reads = weightReads(set.getName());
     if (reads.size() != 1 || reads[0].getType() != next.getType() ||

@@ -2,12 +2,15 @@
 
 #include "passes/OverlapModel.h"
 
+#include "dialects/braid/Fusion.h"
+
 #include "runtime/comm/Communicator.h"
 #include "runtime/cost/ClusterCost.h"
 #include "runtime/cost/HardwareProfile.h"
 #include "runtime/cost/Roofline.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
@@ -96,9 +99,130 @@ double CostModel::seconds(Operation *op) const {
       .total();
 }
 
+CostModel::Kernels CostModel::predictKernels(Block &block) const {
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, size_t> position;
+  // events[i]: the asyncs and awaits before position i.
+  SmallVector<size_t> events{0};
+  for (Operation &op : block) {
+    position[&op] = ops.size();
+    ops.push_back(&op);
+    events.push_back(events.back() + (isa<AsyncOp, AwaitOp>(op) ? 1 : 0));
+  }
+  // Whether ops at `from` < `to` may fuse: no event between them, and both
+  // on the compute stream or both in a communication round.
+  auto mayJoin = [&](size_t from, size_t to) {
+    return events[to] == events[from + 1] &&
+           ops[from]->hasAttr(kRoundAttrName) ==
+               ops[to]->hasAttr(kRoundAttrName);
+  };
+  Kernels kernels;
+  llvm::DenseMap<Operation *, double> &seconds = kernels.seconds;
+  std::vector<bool> absorbed(ops.size(), false);
+  auto kernel = [&](StringRef name, double flops, double bytes) {
+    return rt::kernelTime(*profile, rt::classifyKernel(name.str()),
+                          rt::DType::F32, flops, bytes)
+        .total();
+  };
+  // Epilogues first, in program order, as braid-to-exec fuses them.
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    auto matmul = dyn_cast<MatmulOp>(op);
+    if (absorbed[i] || !matmul || !matmul.getType().getElementType().isF32())
+      continue;
+    auto mayMoveUp = [&, i = i](Operation *user) {
+      auto at = position.find(user);
+      return at != position.end() && at->second > i && mayJoin(i, at->second);
+    };
+    auto existsAtMatmul = [&, i = i](Value value) {
+      Operation *def = viewedValue(value).getDefiningOp();
+      auto at = def ? position.find(def) : position.end();
+      return at == position.end() || at->second < i;
+    };
+    Epilogue epilogue = collectEpilogue(matmul, mayMoveUp, existsAtMatmul);
+    if (epilogue.ops.empty())
+      continue;
+    double bytes = (double)cast<CostOpInterface>(op).getMinBytes();
+    for (Value extra : {epilogue.bias, epilogue.addend})
+      if (extra)
+        bytes += (double)getNumBytes(extra);
+    seconds[matmul] =
+        kernel("matmul",
+               (double)(cast<CostOpInterface>(op).getFlops() + epilogue.flops),
+               bytes);
+    for (Operation *fused : epilogue.ops) {
+      absorbed[position[fused]] = true;
+      seconds[fused] = 0;
+    }
+    // With the reshapes between the fused ops (views, no kernel).
+    llvm::SetVector<Operation *> members;
+    members.insert(op);
+    for (Value value : epilogue.internal)
+      if (Operation *def = value.getDefiningOp(); def && position.count(def))
+        members.insert(def);
+    members.insert(epilogue.ops.begin(), epilogue.ops.end());
+    SmallVector<Operation *> sorted(members.begin(), members.end());
+    llvm::sort(sorted, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    kernels.fusions.push_back(std::move(sorted));
+  }
+  // Then trees, roots from the end.
+  for (size_t i = ops.size(); i-- > 0;) {
+    Operation *root = ops[i];
+    if (absorbed[i] || elementwiseKernelName(root).empty())
+      continue;
+    auto mayMoveDown = [&](Operation *def) {
+      auto at = position.find(def);
+      return at != position.end() && at->second < i && !absorbed[at->second] &&
+             mayJoin(at->second, i);
+    };
+    ElementwiseGroup group = collectElementwiseTree(root, mayMoveDown);
+    if (!group.fusible())
+      continue;
+    double bytes = (double)getNumBytes(root->getResult(0));
+    for (Value leaf : group.leaves)
+      bytes += (double)getNumBytes(leaf);
+    seconds[root] = kernel("elementwise", (double)group.flops, bytes);
+    for (Operation *fused : group.ops)
+      if (fused != root) {
+        absorbed[position[fused]] = true;
+        seconds[fused] = 0;
+      }
+    SmallVector<Operation *> members(group.ops);
+    llvm::sort(members, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    kernels.fusions.push_back(std::move(members));
+  }
+  for (Operation *op : ops)
+    seconds.try_emplace(op, this->seconds(op));
+  return kernels;
+}
+
+namespace {
+/// predictKernels' seconds, block by block as ops are asked for.
+class FusedCosts {
+public:
+  explicit FusedCosts(const CostModel &model) : model(model) {}
+  double operator()(Operation *op) {
+    Block *block = op->getBlock();
+    auto it = blocks.find(block);
+    if (it == blocks.end())
+      it = blocks.try_emplace(block, model.predictKernels(*block).seconds)
+               .first;
+    return it->second.lookup(op);
+  }
+
+private:
+  const CostModel &model;
+  llvm::DenseMap<Block *, llvm::DenseMap<Operation *, double>> blocks;
+};
+} // namespace
+
 Timeline mlir::braid::estimateTimeline(func::FuncOp function,
                                        const CostModel &model) {
   Timeline timeline;
+  FusedCosts seconds(model);
   double main = 0;
   llvm::StringMap<double> streamFree;
   llvm::DenseMap<Value, double> futureEnd;
@@ -119,7 +243,7 @@ Timeline mlir::braid::estimateTimeline(func::FuncOp function,
           t = std::max(t, futureEnd.lookup(await.getFuture()));
           continue;
         }
-        double d = model.seconds(&inner);
+        double d = seconds(&inner);
         if (isa<CollectiveOpInterface>(inner)) {
           timeline.collectives.push_back(
               {&inner, main, t, t + d, 0, /*async=*/true, false});
@@ -143,7 +267,7 @@ Timeline mlir::braid::estimateTimeline(func::FuncOp function,
       firstAwait.try_emplace(await.getFuture(), position[&op]);
       continue;
     }
-    double d = model.seconds(&op);
+    double d = seconds(&op);
     if (isa<CollectiveOpInterface>(op)) {
       timeline.collectives.push_back({&op, main, main, main + d, 0, false,
                                       false});
@@ -194,13 +318,14 @@ mlir::braid::estimateComputeAndCommunication(
   if (!main)
     return anchor->emitError("no function @main to estimate"), failure();
   ComputeAndCommunication result;
+  FusedCosts seconds(*model);
   main.walk([&](Operation *op) {
     switch (partOf(op)) {
     case CostPart::Compute:
-      result.compute += model->seconds(op);
+      result.compute += seconds(op);
       break;
     case CostPart::Communication:
-      result.communication += model->seconds(op);
+      result.communication += seconds(op);
       break;
     case CostPart::Neither:
       break;

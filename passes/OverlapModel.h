@@ -39,6 +39,20 @@ public:
   /// Seconds op `op` takes alone: a compute op's roofline time, a
   /// collective's time on the cluster its group spans; 0 for the rest.
   double seconds(Operation *op) const;
+  /// The kernels braid-to-exec will run for the ops of `block` (not those
+  /// inside its ops' regions): per op, the seconds its kernel takes, where
+  /// the ops fused into a matmul's epilogue or into an elementwise tree
+  /// (dialects/braid/Fusion.h) cost nothing and the matmul or the tree's
+  /// root the fused kernel (every other op: seconds(op)); and each fusion's
+  /// ops in block order. A fusion never crosses an async or an await of
+  /// the block (braid-to-exec's events) nor joins a communication round's
+  /// kernel (braid.round) with another op, and each one is assumed kept
+  /// (braid-to-exec refuses the few that grow the arena too much).
+  struct Kernels {
+    llvm::DenseMap<Operation *, double> seconds;
+    SmallVector<SmallVector<Operation *>> fusions;
+  };
+  Kernels predictKernels(Block &block) const;
   const ::braid::rt::HardwareProfile &getProfile() const { return *profile; }
 
 private:

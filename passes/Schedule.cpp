@@ -107,9 +107,19 @@ public:
   /// body also has other collectives.
   ListScheduler(ArrayRef<Operation *> ops, const CostModel &model,
                 bool splitGathers)
-      : ops(ops), model(model), n(ops.size()), users(n), producers(n, 0) {
+      : ops(ops), n(ops.size()), users(n), producers(n, 0) {
     for (auto [i, op] : llvm::enumerate(ops))
       index[op] = i;
+    // The kernels braid-to-exec will run: with their fusions, which make
+    // an elementwise-heavy stretch of the program much shorter than its
+    // ops one by one (a window filled by the unfused estimates leaves the
+    // collective exposed when the fused plan runs).
+    cost.assign(n, 0.0);
+    CostModel::Kernels kernels;
+    if (n)
+      kernels = model.predictKernels(*ops.front()->getBlock());
+    for (auto [i, op] : llvm::enumerate(ops))
+      cost[i] = kernels.seconds.lookup(op);
     for (auto [i, op] : llvm::enumerate(ops)) {
       llvm::SmallDenseSet<size_t, 4> from;
       for (Value operand : op->getOperands())
@@ -176,6 +186,44 @@ public:
             chained[i] = chained[i] || fromCollective;
           }
       }
+    // Each fusion runs as one unit: its ops back to back, once every value
+    // it reads from outside exists, so that no collective is issued and no
+    // await placed between them (braid-to-exec fuses only across compute).
+    // Not for communication rounds (their kernels issue like collectives)
+    // nor across an optional micro-batch's gate.
+    unitOf.assign(n, -1);
+    internalProducers.assign(n, 0);
+    for (const SmallVector<Operation *> &fusion : kernels.fusions) {
+      SmallVector<size_t> members;
+      for (Operation *op : fusion)
+        members.push_back(index.lookup(op));
+      std::set<int64_t> batches;
+      for (size_t m : members)
+        if (auto batch =
+                ops[m]->getAttrOfType<IntegerAttr>(kMicroBatchAttrName))
+          batches.insert(batch.getInt());
+      bool separate = llvm::any_of(members, [&](size_t m) {
+        return onComm(m) || (gateOf[m] >= 0 && batches.count(gateOf[m]));
+      });
+      if (separate)
+        continue;
+      for (size_t m : members)
+        unitOf[m] = static_cast<int64_t>(units.size());
+      units.push_back(std::move(members));
+    }
+    for (size_t p = 0; p < n; ++p)
+      for (size_t u : users[p])
+        if (unitOf[u] >= 0 && unitOf[u] == unitOf[p])
+          ++internalProducers[u];
+    for (const SmallVector<size_t> &unit : units)
+      for (size_t m : unit)
+        feedsCollective[unit.front()] =
+            feedsCollective[unit.front()] || feedsCollective[m];
+  }
+
+  /// The first op of the fusion op `i` is in (run first), or `i`.
+  size_t unitHead(size_t i) const {
+    return unitOf[i] >= 0 ? units[unitOf[i]].front() : i;
   }
 
   bool isCollective(size_t i) const {
@@ -217,35 +265,53 @@ public:
     for (size_t i = 0; i < n; ++i)
       if (gateOf[i] >= 0)
         ++pending[i];
+    // Per fusion, the values it still waits for from outside.
+    SmallVector<size_t> unitPending(units.size(), 0);
+    for (size_t i = 0; i < n; ++i)
+      if (unitOf[i] >= 0)
+        unitPending[unitOf[i]] += pending[i] - internalProducers[i];
     // Per gating micro-batch, its ops not yet issued.
     std::map<int64_t, size_t> gateLeft;
     for (const auto &[k, waiting] : gated)
       gateLeft[k] = microBatchOps.find(k)->second.size();
     std::set<size_t> readyCompute, readyCollectives;
     for (size_t i = 0; i < n; ++i)
-      if (pending[i] == 0)
+      if (unitOf[i] < 0 ? pending[i] == 0
+                        : unitHead(i) == i && unitPending[unitOf[i]] == 0)
         (onComm(i) ? readyCollectives : readyCompute).insert(i);
-    SmallVector<double> available(n, 0.0); // when an op's operands exist
+    // When an op's operands exist (a fusion's: at its first op).
+    SmallVector<double> available(n, 0.0);
     SmallVector<double> finish(n, 0.0);
     SmallVector<size_t> order;
     double computeTime = 0;
     std::array<double, 2> commTime = {0, 0};
     int64_t computeCount = 0;
+    // A value op `u` reads exists at `at`; `internal` when a fusion's own
+    // op made it (the fusion runs its ops in order anyway).
+    auto arrive = [&](size_t u, double at, bool internal) {
+      --pending[u];
+      if (unitOf[u] < 0) {
+        available[u] = std::max(available[u], at);
+        if (pending[u] == 0)
+          (onComm(u) ? readyCollectives : readyCompute).insert(u);
+        return;
+      }
+      if (internal)
+        return;
+      size_t head = unitHead(u);
+      available[head] = std::max(available[head], at);
+      if (--unitPending[unitOf[u]] == 0)
+        readyCompute.insert(head);
+    };
     auto complete = [&](size_t i) {
       order.push_back(i);
-      for (size_t u : users[i]) {
-        available[u] = std::max(available[u], finish[i]);
-        if (--pending[u] == 0)
-          (onComm(u) ? readyCollectives : readyCompute).insert(u);
-      }
+      for (size_t u : users[i])
+        arrive(u, finish[i], unitOf[u] >= 0 && unitOf[u] == unitOf[i]);
       auto batch = ops[i]->getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
       auto gate = batch ? gateLeft.find(batch.getInt()) : gateLeft.end();
       if (gate != gateLeft.end() && --gate->second == 0)
-        for (size_t u : gated.find(gate->first)->second) {
-          available[u] = std::max(available[u], finish[i]);
-          if (--pending[u] == 0)
-            (onComm(u) ? readyCollectives : readyCompute).insert(u);
-        }
+        for (size_t u : gated.find(gate->first)->second)
+          arrive(u, finish[i], false);
     };
     SmallVector<bool> issued(n, false);
     std::array<size_t, 2> firstPending = {0, 0}; // into collectiveOrder
@@ -257,7 +323,7 @@ public:
              issued[collectiveOrder[s][firstPending[s]]])
         ++firstPending[s];
       double start = std::max({commTime[s], computeTime, available[c]});
-      finish[c] = start + model.seconds(ops[c]);
+      finish[c] = start + cost[c];
       commTime[s] = finish[c];
       complete(c);
     };
@@ -336,11 +402,15 @@ public:
             pick = i;
       size_t i = *pick;
       readyCompute.erase(i);
-      double start = std::max(computeTime, available[i]);
-      finish[i] = start + model.seconds(ops[i]);
-      computeTime = finish[i];
-      ++computeCount;
-      complete(i);
+      computeTime = std::max(computeTime, available[i]);
+      ArrayRef<size_t> run =
+          unitOf[i] >= 0 ? ArrayRef<size_t>(units[unitOf[i]]) : ArrayRef(i);
+      for (size_t m : run) {
+        finish[m] = computeTime + cost[m];
+        computeTime = finish[m];
+        ++computeCount;
+        complete(m);
+      }
     }
     if (makespan)
       *makespan = std::max({computeTime, commTime[0], commTime[1]});
@@ -349,8 +419,15 @@ public:
 
 private:
   ArrayRef<Operation *> ops;
-  const CostModel &model;
   size_t n;
+  /// Per op, the seconds its kernel takes (CostModel::predictKernels).
+  SmallVector<double> cost;
+  /// The fusions braid-to-exec will make, each run as a unit (its ops in
+  /// program order); per op, its unit (-1: none) and how many of its
+  /// producers are in its unit.
+  SmallVector<SmallVector<size_t>> units;
+  SmallVector<int64_t> unitOf;
+  SmallVector<size_t> internalProducers;
   llvm::DenseMap<Operation *, size_t> index;
   SmallVector<SmallVector<size_t>> users;
   SmallVector<size_t> producers;
@@ -850,6 +927,9 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
         if (gatherReader->isBeforeInBlock(firstMain))
           firstMain = gatherReader;
       }
+      // Before the fusion its reader is in, not inside it.
+      if (graph.contains(firstMain))
+        firstMain = ops[graph.unitHead(graph.indexOf(firstMain))];
       builder.setInsertionPoint(firstMain);
       Value done = AwaitOp::create(builder, op->getLoc(), type, future);
       for (OpOperand &use : llvm::make_early_inc_range(result.getUses()))

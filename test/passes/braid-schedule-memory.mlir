@@ -17,26 +17,34 @@
 // ALL-NEXT: braid.all_gather %arg4
 // ALL: braid.matmul
 
-// prefetch=auto (the default): each gather one op ahead of its reader
-// (issued after the previous layer's matmul, hidden by its relu), the same
-// estimated makespan, 8 MiB less memory.
+// prefetch=auto (the default): each gather issued while the layer before
+// its reader runs (a matmul and its relu, fused into one kernel by
+// braid-to-exec and so kept together: a gather issued between them would
+// part them), the same estimated makespan, 4 MiB less memory.
 // RUN: braid-opt %s --braid-schedule --braid-to-exec=report-memory -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO-MEM
 // RUN: braid-opt %s --braid-schedule | FileCheck %s --check-prefix=AUTO
 // RUN: braid-opt %s --braid-schedule --braid-overlap-report=hw=dgx-h100 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
 // RUN: braid-opt %s --braid-schedule=prefetch=all --braid-overlap-report=hw=dgx-h100 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
-// AUTO-MEM: remark: arena: 79691776 bytes
+// RUN: braid-opt %s --braid-schedule --braid-to-exec | FileCheck %s --check-prefix=AUTO-FUSED
+// RUN: braid-opt %s --braid-schedule --braid-to-exec | FileCheck %s --check-prefix=AUTO-UNFUSED
+// AUTO-MEM: remark: arena: 83886080 bytes
 // AUTO: %[[G0:.*]] = braid.async on "comm"
 // AUTO-NEXT: braid.all_gather %arg1
+// AUTO: %[[G1:.*]] = braid.async on "comm"
+// AUTO-NEXT: braid.all_gather %arg2
 // AUTO: braid.await %[[G0]]
 // AUTO-NEXT: %[[M0:.*]] = braid.matmul %arg0
-// AUTO-NEXT: %[[G1:.*]] = braid.async on "comm"
-// AUTO-NEXT: braid.all_gather %arg2 {{.*}} {braid.held_by_memory_limit}
-// AUTO: braid.relu %[[M0]]
-// AUTO-NEXT: braid.await %[[G1]]
-// AUTO-NEXT: %[[M1:.*]] = braid.matmul
+// AUTO-NEXT: braid.relu %[[M0]]
 // AUTO-NEXT: braid.async on "comm"
-// AUTO-NEXT: braid.all_gather %arg3
-// TIME: remark: makespan 188.6 us
+// AUTO-NEXT: braid.all_gather %arg3 {{.*}} {braid.held_by_memory_limit}
+// AUTO: braid.await %[[G1]]
+// AUTO-NEXT: %[[M1:.*]] = braid.matmul
+// AUTO-NEXT: braid.relu %[[M1]]
+// AUTO-NEXT: braid.async on "comm"
+// AUTO-NEXT: braid.all_gather %arg4
+// AUTO-FUSED-COUNT-4: activation = "relu"
+// AUTO-UNFUSED-NOT: exec.kernel "relu"
+// TIME: remark: makespan 125.5 us
 
 // memory-limit with prefetch=all: the largest window that fits. 85 MB
 // lets two gathers run ahead (3 ops), the other two wait; the remark's
@@ -51,6 +59,7 @@
 // LIMIT-ORDER-NEXT: braid.async on "comm"
 // LIMIT-ORDER-NEXT: braid.all_gather %arg2
 // LIMIT-ORDER: braid.matmul %arg0
+// LIMIT-ORDER-NEXT: braid.relu
 // LIMIT-ORDER-NEXT: braid.async on "comm"
 // LIMIT-ORDER-NEXT: braid.all_gather %arg3 {{.*}} {braid.held_by_memory_limit}
 
