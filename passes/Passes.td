@@ -643,6 +643,11 @@ def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
     are available, the earliest in program order, and waits for a collective
     only when no other work is left, across layer boundaries. All collectives
     go to one stream in one order, so every rank issues them identically.
+    Ops are timed as the kernels braid-to-exec will run: a matmul with the
+    epilogue it will fuse, an elementwise tree as its one kernel
+    (dialects/braid/Fusion.h). Each such fusion is scheduled as one unit,
+    so that no collective is issued and no await placed between its ops
+    (which would part them).
     With `gather-stream=NAME` (braidc `--comm-streams 2`), gathers
     (collectives whose result is larger than their operands) run on a
     second stream when the body also has other collectives: a parameter

@@ -36,12 +36,14 @@
 // PERIOD: braid.cross_entropy
 // PERIOD: braid.cross_entropy
 // PERIOD-NOT: braid.cross_entropy
+// x <- avg + (x - snapshot), after both local steps; the average is awaited
+// before the last step's update (x - lr v - snapshot + avg: one tree,
+// which braid-to-exec fuses into one kernel), not inside it:
+// PERIOD: %[[MINE:.*]] = braid.await %[[AVG]]
+// PERIOD: %[[DELTA:.*]] = braid.sub %{{.*}}, %[[W]]
+// PERIOD-NEXT: %[[NEXT:.*]] = braid.add %[[MINE]], %[[DELTA]]
 // The losses' average, issued once both losses exist:
 // PERIOD: braid.all_reduce %{{.*}} on @world["dp"] avg : tensor<2xf32>
-// x <- avg + (x - snapshot), after both local steps:
-// PERIOD: %[[DELTA:.*]] = braid.sub %{{.*}}, %[[W]]
-// PERIOD-NEXT: %[[MINE:.*]] = braid.await %[[AVG]]
-// PERIOD-NEXT: %[[NEXT:.*]] = braid.add %[[MINE]], %[[DELTA]]
 // PERIOD: braid.set_weight @embed, %[[NEXT]]
 
 // braid-run: a period's steps per call, and no checkpoint of diverged ranks.

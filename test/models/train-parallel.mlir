@@ -117,10 +117,10 @@
 // ZERO3-REGATHER: 20
 // --memory-limit (the plan's peak per rank): LLaMA, SGD with momentum,
 // ZeRO-3 at dp=2. Unbounded prefetch would hold every parameter gather from
-// the step's start (2,215,168 bytes); braid-schedule's default window
+// the step's start (2,186,496 bytes); braid-schedule's default window
 // gathers each just in time on this tiny model (1,757,952). A limit above
 // that compiles to a plan whose arena (braid-run's summary) is within it
-// (1,687,424: braid-to-exec updates the state weights in place, which the
+// (1,686,272: braid-to-exec updates the state weights in place, which the
 // schedule's estimate leaves out), with the same losses as without a
 // limit; one below it is an error that names the bytes needed, and writes
 // nothing.
@@ -129,8 +129,8 @@
 // RUN: diff %t/z3limit.csv %t/llama.sgd.dp=2.zero3.csv
 // RUN: not braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 --zero 3 --memory-limit 1700000 -o %t/z3tight.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT-TIGHT
 // RUN: not test -e %t/z3tight.bplan
-// LIMIT-REMARK: remark: braid-schedule: @main needs 1757952 bytes per rank (memory-limit 1800000; 2215168 with unbounded prefetch)
-// LIMIT-ARENA: peak arena 1687424 bytes per step
+// LIMIT-REMARK: remark: braid-schedule: @main needs 1757952 bytes per rank (memory-limit 1800000; 2186496 with unbounded prefetch)
+// LIMIT-ARENA: peak arena 1686272 bytes per step
 // LIMIT-TIGHT: error: braid-schedule: memory-limit 1700000 bytes cannot be met: @main needs 1757952 bytes per rank even with every gather issued just before its first reader
 // A ZeRO-3 run saved at step 10 and resumed gives the same losses.
 // RUN: %mpirun -n 2 braid-run %t/llama.adamw_clip.dp=2.zero3.bplan --steps 10 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3first.csv --save %t/z3step10.safetensors > /dev/null
