@@ -901,11 +901,7 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
                                       sb.getStringAttr(epilogue->activation)));
       attrs = sb.getDictionaryAttr(all);
       flops += epilogue->flops;
-      // The product is written once, as the result; the bias and the addend
-      // are read.
-      for (Value extra : {epilogue->bias, epilogue->addend})
-        if (extra)
-          bytes += bytesOf(extra);
+      bytes += epilogue->extraBytes();
     }
     StringRef kernel = op->getName().stripDialect();
     if (auto group = groups.find(op); group != groups.end()) {
@@ -914,11 +910,8 @@ LogicalResult Lowering::emit(int64_t arenaBytes) {
           {sb.getNamedAttr("ops", sb.getStringAttr(group->second.names)),
            sb.getNamedAttr("operands",
                            sb.getDenseI64ArrayAttr(group->second.operands))});
-      // One pass: the leaves read, the root's result written.
       flops = group->second.flops;
-      bytes = bytesOf(op->getResult(0));
-      for (Value leaf : group->second.leaves)
-        bytes += bytesOf(leaf);
+      bytes = group->second.bytes();
     }
     auto made = exec::KernelOp::create(
         sb, op->getLoc(), sb.getStringAttr(kernel), sb.getArrayAttr(inputs),

@@ -141,10 +141,8 @@ CostModel::Kernels CostModel::predictKernels(Block &block) const {
     Epilogue epilogue = collectEpilogue(matmul, mayMoveUp, existsAtMatmul);
     if (epilogue.ops.empty())
       continue;
-    double bytes = (double)cast<CostOpInterface>(op).getMinBytes();
-    for (Value extra : {epilogue.bias, epilogue.addend})
-      if (extra)
-        bytes += (double)getNumBytes(extra);
+    double bytes = (double)(cast<CostOpInterface>(op).getMinBytes() +
+                            epilogue.extraBytes());
     seconds[matmul] =
         kernel("matmul",
                (double)(cast<CostOpInterface>(op).getFlops() + epilogue.flops),
@@ -179,10 +177,8 @@ CostModel::Kernels CostModel::predictKernels(Block &block) const {
     ElementwiseGroup group = collectElementwiseTree(root, mayMoveDown);
     if (!group.fusible())
       continue;
-    double bytes = (double)getNumBytes(root->getResult(0));
-    for (Value leaf : group.leaves)
-      bytes += (double)getNumBytes(leaf);
-    seconds[root] = kernel("elementwise", (double)group.flops, bytes);
+    seconds[root] =
+        kernel("elementwise", (double)group.flops, (double)group.bytes());
     for (Operation *fused : group.ops)
       if (fused != root) {
         absorbed[position[fused]] = true;

@@ -102,6 +102,21 @@ mlir::braid::collectEpilogue(MatmulOp matmul,
   return epilogue;
 }
 
+int64_t Epilogue::extraBytes() const {
+  int64_t bytes = 0;
+  for (Value extra : {bias, addend})
+    if (extra)
+      bytes += getNumBytes(extra);
+  return bytes;
+}
+
+int64_t ElementwiseGroup::bytes() const {
+  int64_t bytes = getNumBytes(ops.back()->getResult(0));
+  for (Value leaf : leaves)
+    bytes += getNumBytes(leaf);
+  return bytes;
+}
+
 StringRef mlir::braid::elementwiseKernelName(Operation *op) {
   if (op->getNumResults() != 1)
     return "";

@@ -56,6 +56,9 @@ struct Epilogue {
   /// reshapes between them).
   SmallVector<Operation *> ops;
   SmallVector<Value> internal;
+  /// Bytes the fused kernel moves beyond the matmul's own: the bias and
+  /// the addend it reads (the product is written once, as the result).
+  int64_t extraBytes() const;
 };
 
 /// The epilogue of f32 matmul `matmul`: each next op is the only user of
@@ -83,6 +86,9 @@ struct ElementwiseGroup {
   bool fusible() const {
     return ops.size() >= 2 && leaves.size() <= kMaxChainInputs;
   }
+  /// Bytes the kernel moves in its one pass: the leaves read, the root's
+  /// result written.
+  int64_t bytes() const;
 };
 
 /// The `elementwise` kernel's name for `op` if it is an f32 op the kernel
