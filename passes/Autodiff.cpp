@@ -60,8 +60,12 @@ bool isParameterUse(OpOperand &use) {
 }
 
 /// Whether an op only moves or converts data (no arithmetic): uses through
-/// it count as uses of its operand.
+/// it count as uses of its operand. A float-to-float cast converts (the
+/// weight reads of braid-mixed-precision).
 bool isLayoutOp(Operation *op) {
+  if (auto convert = dyn_cast<CastOp>(op))
+    return isFloatTensor(convert.getInput()) &&
+           isFloatTensor(convert.getResult());
   auto cost = dyn_cast<CostOpInterface>(op);
   return cost && cost.getFlops() == 0 && isa<DimensionMappingOpInterface>(op);
 }

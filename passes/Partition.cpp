@@ -28,6 +28,8 @@ namespace braid {
 using namespace mlir;
 using namespace mlir::braid;
 
+static GetWeightOp weightReadOf(Value v);
+
 static constexpr StringLiteral kShardingAttrName = "braid.sharding";
 
 namespace {
@@ -593,9 +595,14 @@ FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
     return shardOn(*whole, want, user);
   }
   // A weight read here first is loaded sharded.
-  if (auto weight = v.getDefiningOp<GetWeightOp>();
+  if (GetWeightOp weight = weightReadOf(v);
       weight && readFirstBy(v, user) && want.outer == 1) {
     loadSharded(weight, want);
+    if (v != weight.getResult()) {
+      v.setType(resize(cast<RankedTensorType>(v.getType()), want.dim,
+                       /*split=*/true));
+      setShard(v, want);
+    }
     return v;
   }
   // Anything else: this rank's block, from its index along the axis.
@@ -630,16 +637,38 @@ static ArrayAttr withAxis(Builder &b, ArrayAttr entries, int64_t rank,
   return b.getArrayAttr(all);
 }
 
+/// The weight read `v` is: a braid.get_weight's result, or a float-to-float
+/// cast of one (braid-mixed-precision's reads, which convert a weight where
+/// it enters).
+static GetWeightOp weightReadOf(Value v) {
+  if (auto read = v.getDefiningOp<GetWeightOp>())
+    return read;
+  auto convert = v.getDefiningOp<CastOp>();
+  if (!convert || !isa<FloatType>(getElementTypeOrSelf(v.getType())) ||
+      !isa<FloatType>(getElementTypeOrSelf(convert.getInput().getType())))
+    return {};
+  return convert.getInput().getDefiningOp<GetWeightOp>();
+}
+
 bool AxisPartitioner::readFirstBy(Value v, Operation *user) {
-  auto weight = v.getDefiningOp<GetWeightOp>();
-  if (!weight || shardOf(v))
+  GetWeightOp weight = weightReadOf(v);
+  if (!weight || shardOf(v) || shardOf(weight.getResult()))
     return false;
-  if (v.hasOneUse())
-    return *v.getUsers().begin() == user;
-  return readsWholeState(weight) &&
-         llvm::all_of(v.getUsers(), [&](Operation *other) {
-           return other == user || user->isBeforeInBlock(other);
-         });
+  // `x` is read by `user` first (`through`, the cast between, aside).
+  auto first = [&](Value x, Operation *reader, Operation *through) {
+    if (x.hasOneUse())
+      return *x.getUsers().begin() == reader;
+    return readsWholeState(weight) &&
+           llvm::all_of(x.getUsers(), [&](Operation *other) {
+             return other == reader || other == through ||
+                    user->isBeforeInBlock(other);
+           });
+  };
+  if (v == weight.getResult())
+    return first(v, user, nullptr);
+  Operation *convert = v.getDefiningOp();
+  return first(v, user, nullptr) &&
+         first(weight.getResult(), convert, convert);
 }
 
 void AxisPartitioner::loadSharded(GetWeightOp weight, Shard want) {
@@ -1339,6 +1368,9 @@ LogicalResult AxisPartitioner::run() {
     return success();
   function.walk([&](GetWeightOp read) {
     weightTypes.insert(read.getResult().getType());
+    for (Operation *user : read->getUsers())
+      if (isa<CastOp>(user) && weightReadOf(user->getResult(0)))
+        weightTypes.insert(user->getResult(0).getType());
   });
   for (BlockArgument arg : function.getArguments())
     if (auto type = dyn_cast<RankedTensorType>(arg.getType());

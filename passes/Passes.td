@@ -214,6 +214,36 @@ def BraidAutodiff : Pass<"braid-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def BraidMixedPrecision : Pass<"braid-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Computes in bf16 or f16 while weights stay f32 (mixed precision)";
+  let description = [{
+    Every f32 value of `@main` becomes a `type` value (`bf16` or `f16`):
+    each read of an f32 weight (`braid.get_weight`) and each f32 argument
+    is cast once where it enters, f32 constants are converted (a finite
+    value past the type's range saturates to its largest finite value, so
+    that a mask of `-FLT_MAX` stays finite and `0 * mask` stays 0), and
+    every result is cast back to f32 where it leaves, so the function's
+    signature does not change. Weights stay f32 in storage (the "master
+    weights" of mixed-precision training), so under `--train` the
+    gradients arrive in f32 through the casts' gradients, and the
+    optimizer's state and update stay f32; the loss is taken of the f32
+    logits. This is Megatron-LM's `--bf16` scheme (the model in bf16, fp32
+    main parameters, gradients and optimizer), not PyTorch autocast's
+    per-op lists: norms, softmax and reductions run in `type`, the kernels
+    accumulating in f32 inside.
+
+    f16 training needs loss scaling (its gradients underflow), which braidc
+    does not do: `braidc --train --precision f16` is refused.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
+           "The element type computed in: bf16 or f16">,
+    Option<"functionName", "function", "std::string", /*default=*/"\"main\"",
+           "The function to convert">
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidNextTokenLoss : Pass<"braid-next-token-loss", "::mlir::ModuleOp"> {
   let summary = "Replaces a language model's logits by its training loss";
   let description = [{

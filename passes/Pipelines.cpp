@@ -331,6 +331,18 @@ LogicalResult mlir::braid::buildDriverPipeline(
         steps.push_back(item.trim());
     }
   }
+  StringRef precision = options.precision;
+  if (precision != "f32" && precision != "bf16" && precision != "f16")
+    return emitError("--precision '" + precision +
+                     "' is not one of f32, bf16, f16");
+  if (precision == "f16" && options.train.enabled)
+    return emitError("--precision f16 with --train: f16 gradients underflow "
+                     "without loss scaling, which braidc does not do; use "
+                     "--precision bf16 (the same tensor-core rate)");
+  BraidMixedPrecisionOptions mixed;
+  mixed.type = precision.str();
+  if (precision != "f32" && !options.train.enabled)
+    pm.addPass(createBraidMixedPrecision(mixed));
   if (options.train.enabled) {
     const TrainOptions &train = options.train;
     if (train.optimizer != "sgd" && train.optimizer != "adamw")
@@ -380,6 +392,10 @@ LogicalResult mlir::braid::buildDriverPipeline(
       split.parts = true;
       pm.addPass(createBraidSplitFusedProjections(split));
     }
+    // After the split: it reads the fused weights' uses, which the casts
+    // would hide.
+    if (precision != "f32")
+      pm.addPass(createBraidMixedPrecision(mixed));
     pm.addPass(createBraidNextTokenLoss());
     BraidAutodiffOptions autodiff;
     autodiff.recompute = train.recompute;

@@ -208,6 +208,9 @@ struct TrainOptions {
 struct DriverPipelineOptions {
   /// Training: next-token loss, braid-autodiff, braid-training-step first.
   TrainOptions train;
+  /// The element type computed in: f32 (the model's), bf16 or f16
+  /// (braid-mixed-precision; weights stay f32).
+  std::string precision = "f32";
   /// Comma-separated tp=N, dp=N, ep=N, cp=N, sp or sp=N.
   std::string parallel;
   /// Comma-separated overlap steps (OverlapStep) and `balance`.

@@ -23,6 +23,10 @@ vocabulary 256, batch 4 x 16 tokens, random weights) and their reference is
 one rank of Braid on the same plan options, 20 steps: what "equal to
 single-rank training" means for dp=4.
 
+`--precision bf16` compiles every run (and the reference: one rank of
+Braid at that precision, 20 steps) with braidc's mixed precision, and
+`--rtol` sets the tolerance.
+
 Prints one line per run and `PASS: N runs` at the end; exits 1 at the first
 failure, with the command that failed.
 """
@@ -66,8 +70,21 @@ def run(cmd):
 GENERATED = {"gpt2-b4": "gpt2", "llama-b4": "llama"}
 
 
-def generated(model, opt, workdir, tool):
-    """The ONNX file of a generated model and its one-rank loss curve."""
+def one_rank(onnx, model, opt, workdir, tool, precision):
+    """One rank of Braid's loss curve for `onnx` (20 steps)."""
+    suffix = "" if precision == "f32" else "." + precision
+    reference = os.path.join(workdir, f"{model}.{opt}.one-rank{suffix}.csv")
+    if not os.path.exists(reference):
+        plan = os.path.join(workdir, f"{model}.{opt}.one-rank{suffix}.bplan")
+        run([tool("braidc"), onnx, "--train", *OPTIMIZERS[opt],
+             "--precision", precision, "--progress=false", "-o", plan])
+        run([tool("braid-run"), plan, "--steps", "20", "--data", DATA,
+             "--loss-log", reference])
+    return reference
+
+
+def generated(model, workdir):
+    """The ONNX file of a generated model."""
     onnx = os.path.join(workdir, model + ".onnx")
     if not os.path.exists(onnx):
         sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -75,14 +92,7 @@ def generated(model, opt, workdir, tool):
         kind = GENERATED[model]
         generator.decoder_onnx(onnx, kind, 2, 64, 4, 4 if kind == "gpt2" else 2,
                                256, 256, 16, seed=3, batch=4)
-    reference = os.path.join(workdir, f"{model}.{opt}.one-rank.csv")
-    if not os.path.exists(reference):
-        plan = os.path.join(workdir, f"{model}.{opt}.one-rank.bplan")
-        run([tool("braidc"), onnx, "--train", *OPTIMIZERS[opt],
-             "--progress=false", "-o", plan])
-        run([tool("braid-run"), plan, "--steps", "20", "--data", DATA,
-             "--loss-log", reference])
-    return onnx, reference
+    return onnx
 
 
 def main():
@@ -97,6 +107,11 @@ def main():
     p.add_argument("--extra", default="",
                    help="more braidc flags for every run, e.g. "
                         "'--overlap buckets=1 --force-overlap'")
+    p.add_argument("--precision", default="f32",
+                   help="braidc --precision; other than f32, the reference "
+                        "is one rank of Braid at that precision")
+    p.add_argument("--rtol", default="2e-4",
+                   help="the largest relative difference per step")
     p.add_argument("--tag", default="",
                    help="added to the names of this invocation's files")
     a = p.parse_args()
@@ -110,9 +125,14 @@ def main():
             reference = os.path.join(ROOT, "examples", "models", model,
                                      "training", f"losses_{opt}.csv")
             if model in GENERATED:
-                onnx, reference = generated(model, opt, a.workdir, tool)
-            if not os.path.exists(reference):
+                onnx = generated(model, a.workdir)
+            if not os.path.exists(os.path.join(
+                    ROOT, "examples", "models", GENERATED.get(model, model),
+                    "training", f"losses_{opt}.csv")):
                 continue
+            if model in GENERATED or a.precision != "f32":
+                reference = one_rank(onnx, model, opt, a.workdir, tool,
+                                     a.precision)
             for config in a.configs.split(","):
                 parallel = config.replace(";", ",")
                 if parallel.startswith("ep") and not moe:
@@ -123,6 +143,7 @@ def main():
                 ir = os.path.join(a.workdir, name + ".mlir")
                 common = [tool("braidc"), onnx, "--train", *OPTIMIZERS[opt],
                           "--parallel", parallel, "--progress=false",
+                          "--precision", a.precision,
                           *a.extra.split()]
                 run(common + ["-o", plan])
                 run(common + ["--emit=braid", "-o", ir])
@@ -139,7 +160,7 @@ def main():
                                         log])
                 out = run([sys.executable, os.path.join(HERE,
                                                         "compare_losses.py"),
-                           log, reference]).strip()
+                           log, reference, "--rtol", a.rtol]).strip()
                 print(f"{name}: {sharded_sets} sharded state weights, {out}")
                 passed += 1
     print(f"PASS: {passed} runs")

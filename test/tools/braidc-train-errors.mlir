@@ -61,3 +61,8 @@
 // ZERO-TRAIN: error: --zero needs --train
 // OPTIMIZER: error: --optimizer must be sgd or adamw, not 'adam'
 // BETAS: error: --betas needs two numbers B1,B2, not '0.9'
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --precision f16 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=F16-TRAIN
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --precision fp8 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not ls %t/out.bplan
+// F16-TRAIN: error: --precision f16 with --train: f16 gradients underflow without loss scaling, which braidc does not do; use --precision bf16 (the same tensor-core rate)
+// PRECISION: error: --precision 'fp8' is not one of f32, bf16, f16

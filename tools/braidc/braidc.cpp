@@ -127,6 +127,14 @@ llvm::cl::opt<bool>
                          "entropy of the logits, gradients, optimizer update "
                          "(docs/training.md)"),
           llvm::cl::cat(category));
+llvm::cl::opt<std::string> precision(
+    "precision",
+    llvm::cl::desc("The element type the model computes in: f32 (default), "
+                   "bf16 or f16 (f16 not with --train). Weights stay f32, "
+                   "cast to it where read; results are returned as f32; "
+                   "with --train the gradients, optimizer state and update "
+                   "are f32 (mixed precision, docs/training.md)"),
+    llvm::cl::init("f32"), llvm::cl::cat(category));
 llvm::cl::opt<bool> tieWeights(
     "tie-weights",
     llvm::cl::desc("One weight per parameter: an initializer repeating "
@@ -273,6 +281,7 @@ FailureOr<EmitKind> chooseEmitKind() {
 LogicalResult addPasses(OpPassManager &pm) {
   DriverPipelineOptions options;
   options.parallel = parallel;
+  options.precision = precision;
   options.overlap = overlap;
   options.hw = hardware;
   options.forceOverlap = forceOverlap;
