@@ -287,7 +287,7 @@ void Lowering::fuseEpilogues() {
     auto matmul = inst.kind == Instruction::Compute
                       ? dyn_cast<MatmulOp>(inst.op)
                       : MatmulOp();
-    if (!matmul || !matmul.getType().getElementType().isF32() ||
+    if (!matmul || !isa<FloatType>(matmul.getType().getElementType()) ||
         refused(matmul))
       continue;
     // Each fused op runs later on the same stream with only compute on

@@ -271,8 +271,12 @@ LogicalResult Autodiff::differentiate(ModuleOp module, func::FuncOp func) {
   // A weight read only where the op is not differentiable (rotary tables,
   // masks) makes nothing active; one the user asked to train is an error
   // there (below).
+  // An op marked braid.stop_gradient passes none back (the max that
+  // braid-next-token-loss's vocabulary-parallel loss subtracts for
+  // stability, on which the loss does not depend).
   for (Operation &op : body.without_terminator()) {
-    if (!llvm::any_of(op.getOpOperands(), [&](OpOperand &use) {
+    if (op.hasAttr(kStopGradientAttrName) ||
+        !llvm::any_of(op.getOpOperands(), [&](OpOperand &use) {
           return active.contains(use.get());
         }))
       continue;

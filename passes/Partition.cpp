@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir {
@@ -231,6 +232,15 @@ private:
   FailureOr<Value> shardOn(Value v, Shard want, Operation *user);
   /// This rank's block of the whole value `v` as `want`, sliced locally.
   Value sliceLocally(Value v, Shard want, Operation *user);
+  /// `v` computed on this rank's block `want` instead of sliced from the
+  /// whole, where v is made elementwise from values that are constant or
+  /// size 1 along the cut dimension (a one-hot of the labels, a broadcast
+  /// of a per-position scale: large whole, cheap as a block); null
+  /// otherwise.
+  Value computeBlock(Value v, Shard want, Operation *user);
+  /// Ops whose whole result computeBlock replaced for a reader; erased at
+  /// the end when nothing else reads them.
+  llvm::SetVector<Operation *> blockedWholes;
   /// Makes `v` whole on this axis for `user` (completed and gathered).
   FailureOr<Value> replicate(Value v, Operation *user);
   /// This rank's index along the axis times `block`, before `user`.
@@ -525,7 +535,69 @@ FailureOr<Value> AxisPartitioner::replicate(Value v, Operation *user) {
   return gather(v, user);
 }
 
+/// The elementwise ops (numpy broadcasting) and broadcast_to, which
+/// computeBlock recomputes on a block.
+static bool isBroadcastElementwise(Operation *op) {
+  return op && op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, SigmoidOp,
+             SiluOp, ReluOp, GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp,
+             MinOp, CompareOp, SelectOp, CastOp, BroadcastToOp>(op);
+}
+
+/// Whether `v` is size 1 along result dimension `dim` of a result of rank
+/// `rank` (or lacks it), a constant, or made by isBroadcastElementwise ops
+/// from such values.
+static bool generatedAlong(Value v, int64_t dim, int64_t rank,
+                           unsigned depth = 0) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || depth > 16)
+    return false;
+  int64_t own = dim - (rank - type.getRank());
+  if (own < 0 || type.getDimSize(own) == 1)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<ConstantOp>(def))
+    return true;
+  if (!isBroadcastElementwise(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return generatedAlong(operand, own, type.getRank(), depth + 1);
+  });
+}
+
+Value AxisPartitioner::computeBlock(Value v, Shard want, Operation *user) {
+  Operation *def = v.getDefiningOp();
+  auto type = cast<RankedTensorType>(v.getType());
+  if (want.outer != 1 || !isBroadcastElementwise(def) ||
+      !generatedAlong(v, want.dim, type.getRank()) ||
+      llvm::any_of(def->getOperands(), [&](Value operand) {
+        return shardOf(operand) || partial.contains(operand);
+      }))
+    return Value();
+  SmallVector<Value> operands;
+  for (Value operand : def->getOperands()) {
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    int64_t own = want.dim - (type.getRank() - operandType.getRank());
+    if (own < 0 || operandType.getDimSize(own) == 1) {
+      operands.push_back(operand);
+      continue;
+    }
+    FailureOr<Value> block = shardOn(operand, Shard{own, 1}, user);
+    if (failed(block))
+      return Value();
+    operands.push_back(*block);
+  }
+  builder.setInsertionPoint(user);
+  Operation *clone = builder.clone(*def);
+  clone->setOperands(operands);
+  clone->getResult(0).setType(resize(type, want.dim, /*split=*/true));
+  blockedWholes.insert(def);
+  return clone->getResult(0);
+}
+
 Value AxisPartitioner::sliceLocally(Value v, Shard want, Operation *user) {
+  if (Value block = computeBlock(v, want, user))
+    return block;
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> position;
   Value expanded = expand(v, {{want.dim, want.outer}}, position, user);
@@ -1399,6 +1471,11 @@ LogicalResult AxisPartitioner::run() {
   for (Operation *op : ops)
     if (failed(partition(op)))
       return failure();
+  // The wholes that only computed blocks are read no more (the latest
+  // first: an earlier one may feed it).
+  for (Operation *whole : llvm::reverse(blockedWholes))
+    if (whole->use_empty())
+      whole->erase();
   function.setType(FunctionType::get(
       function.getContext(), function.getArgumentTypes(),
       function.getBody().front().getTerminator()->getOperandTypes()));

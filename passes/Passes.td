@@ -256,7 +256,24 @@ def BraidNextTokenLoss : Pass<"braid-next-token-loss", "::mlir::ModuleOp"> {
     named `labels` and the result `loss` (`braid.name`). A function whose
     first result is not `[B, S, V]` logits over an integer `[B, S]` tokens
     argument, or with other arguments, is refused.
+
+    `vocab-parallel=true` writes the loss as the ops it is made of instead
+    of one `braid.cross_entropy` (Megatron-LM's vocab-parallel cross
+    entropy): `m = max_v x` (marked `braid.stop_gradient`: the loss does
+    not depend on it), `lse = log(sum_v exp(x - m))`, the label's
+    `x - m` picked by a one-hot product and summed, and their difference
+    averaged. Each is an elementwise op or a reduction over the
+    vocabulary, which braid-partition splits with the LM head's columns
+    (three all-reduces of one value per position), where the fused op
+    needs the whole vocabulary on every rank; braidc sets it under tensor
+    parallelism. The backward pass braid-autodiff derives from them is
+    `exp(x - m) / s - onehot`, again split.
   }];
+  let options = [
+    Option<"vocabParallel", "vocab-parallel", "bool", /*default=*/"false",
+           "The loss as elementwise ops and reductions over the vocabulary, "
+           "which tensor parallelism splits">
+  ];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 

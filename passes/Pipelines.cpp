@@ -396,7 +396,11 @@ LogicalResult mlir::braid::buildDriverPipeline(
     // would hide.
     if (precision != "f32")
       pm.addPass(createBraidMixedPrecision(mixed));
-    pm.addPass(createBraidNextTokenLoss());
+    // Under tensor parallelism the loss splits with the LM head's
+    // vocabulary columns (Megatron's vocab-parallel cross entropy).
+    BraidNextTokenLossOptions loss;
+    loss.vocabParallel = parallel.tp > 1;
+    pm.addPass(createBraidNextTokenLoss(loss));
     BraidAutodiffOptions autodiff;
     autodiff.recompute = train.recompute;
     pm.addPass(createBraidAutodiff(autodiff));

@@ -18,6 +18,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <numeric>
+
 namespace mlir {
 namespace braid {
 #define GEN_PASS_DEF_BRAIDNEXTTOKENLOSS
@@ -42,7 +44,34 @@ func::FuncOp lookupMain(ModuleOp module) {
 // braid-next-token-loss
 //===----------------------------------------------------------------------===//
 
+/// The mean over positions of the next-token cross entropy of `logits`
+/// [B, S, V] against `labels` [B, S], as elementwise ops and reductions
+/// over V (braid-next-token-loss's vocab-parallel form).
+Value vocabParallelLoss(OpBuilder &b, Location loc, Value logits,
+                        Value labels) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  int64_t vocab = type.getRank() - 1;
+  auto overVocab = b.getDenseI64ArrayAttr({vocab});
+  Value m = ReduceMaxOp::create(b, loc, logits, overVocab, b.getUnitAttr());
+  m.getDefiningOp()->setAttr(kStopGradientAttrName, b.getUnitAttr());
+  Value shifted = SubOp::create(b, loc, logits, m);
+  Value e = ExpOp::create(b, loc, type, shifted);
+  Value s = ReduceSumOp::create(b, loc, e, overVocab, b.getUnitAttr());
+  Value lse = LogOp::create(b, loc, s.getType(), s);
+  Value hit = oneHot(b, loc, labels, type.getDimSize(vocab),
+                     type.getElementType());
+  Value picked = ReduceSumOp::create(b, loc, MulOp::create(b, loc, shifted, hit),
+                                     overVocab, b.getUnitAttr());
+  Value perPosition = SubOp::create(b, loc, lse, picked);
+  SmallVector<int64_t> all(type.getRank());
+  std::iota(all.begin(), all.end(), 0);
+  return ReduceMeanOp::create(b, loc, perPosition, b.getDenseI64ArrayAttr(all),
+                              UnitAttr());
+}
+
 struct NextTokenLoss : public braid::impl::BraidNextTokenLossBase<NextTokenLoss> {
+  using BraidNextTokenLossBase::BraidNextTokenLossBase;
+
   void runOnOperation() override {
     func::FuncOp main = lookupMain(getOperation());
     if (!main || failed(rewrite(main)))
@@ -84,9 +113,13 @@ struct NextTokenLoss : public braid::impl::BraidNextTokenLossBase<NextTokenLoss>
       return failure();
     Value labels = main.getArgument(1);
     auto scalarType = RankedTensorType::get({}, logits.getElementType());
-    Value loss = CrossEntropyOp::create(
-        b, ret.getLoc(), scalarType, ret.getOperand(0), labels,
-        LossReductionAttr::get(b.getContext(), LossReduction::Mean));
+    Value loss =
+        vocabParallel
+            ? vocabParallelLoss(b, ret.getLoc(), ret.getOperand(0), labels)
+            : CrossEntropyOp::create(
+                  b, ret.getLoc(), scalarType, ret.getOperand(0), labels,
+                  LossReductionAttr::get(b.getContext(), LossReduction::Mean))
+                  .getResult();
     ret->setOperands(loss);
     main.setFunctionType(FunctionType::get(
         &getContext(), {tokens, tokens}, {scalarType}));

@@ -61,6 +61,10 @@ constexpr llvm::StringLiteral kMicroBatchAttrName = "braid.micro_batch";
 constexpr llvm::StringLiteral kOptionalAttrName = "braid.optional";
 constexpr llvm::StringLiteral kOptionalUntilAttrName = "braid.optional_until";
 constexpr llvm::StringLiteral kRoundAttrName = "braid.round";
+
+/// `braid.stop_gradient` (unit) on an op: braid-autodiff treats its results
+/// as constants (no gradient flows back through it).
+constexpr llvm::StringLiteral kStopGradientAttrName = "braid.stop_gradient";
 } // namespace braid
 } // namespace mlir
 

@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::braid;
 
@@ -74,3 +76,33 @@ Value mlir::braid::filledTensor(OpBuilder &b, Location loc, RankedTensorType typ
   return BroadcastToOp::create(b, loc, type, s);
 }
 
+
+Value mlir::braid::oneHot(OpBuilder &b, Location loc, Value indices,
+                          int64_t classes, Type elementType) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  SmallVector<int64_t> iota(classes);
+  std::iota(iota.begin(), iota.end(), 0);
+  auto iotaType = RankedTensorType::get({classes}, type.getElementType());
+  Value range;
+  if (type.getElementType().isInteger(64)) {
+    range = ConstantOp::create(
+        b, loc, iotaType,
+        DenseElementsAttr::get(iotaType, ArrayRef<int64_t>(iota)));
+  } else {
+    SmallVector<int32_t> iota32(iota.begin(), iota.end());
+    range = ConstantOp::create(
+        b, loc, iotaType,
+        DenseElementsAttr::get(iotaType, ArrayRef<int32_t>(iota32)));
+  }
+  SmallVector<int64_t> shape(type.getShape());
+  shape.push_back(1);
+  Value column = ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), indices);
+  Value hit = CompareOp::create(
+      b, loc, CompareKindAttr::get(b.getContext(), CompareKind::EQ), column,
+      range);
+  SmallVector<int64_t> resultShape(type.getShape());
+  resultShape.push_back(classes);
+  return CastOp::create(b, loc, RankedTensorType::get(resultShape, elementType),
+                        hit);
+}

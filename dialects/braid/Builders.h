@@ -38,6 +38,12 @@ Value scalarConstant(OpBuilder &b, Location loc, Type elementType,
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    double value);
 
+/// One-hot rows of `indices` over `classes` classes in `elementType`:
+/// `[indices..., classes]`, 1 where the class is the index (a compare with
+/// an iota constant, cast).
+Value oneHot(OpBuilder &b, Location loc, Value indices, int64_t classes,
+             Type elementType);
+
 /// Turns the slices of weights under `root` into reads of blocks, as
 /// braid.get_weight's canonicalization does (every use of a read a slice
 /// that cuts only unsharded dimensions), without folding anything else;

@@ -120,12 +120,14 @@ int64_t ElementwiseGroup::bytes() const {
 StringRef mlir::braid::elementwiseKernelName(Operation *op) {
   if (op->getNumResults() != 1)
     return "";
+  // One float type throughout (f32, bf16 or f16: the kernels compute in
+  // f32 and round each step to it).
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getElementType().isF32())
+  if (!type || !isa<FloatType>(type.getElementType()))
     return "";
   for (Value operand : op->getOperands()) {
     auto operandType = dyn_cast<RankedTensorType>(operand.getType());
-    if (!operandType || !operandType.getElementType().isF32())
+    if (!operandType || operandType.getElementType() != type.getElementType())
       return "";
   }
   if (auto gelu = dyn_cast<GeluOp>(op))

@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // braid-to-exec fuses a matmul's bias add, activation and residual add into
-// its kernel (an epilogue), and a tree of f32 elementwise ops of one shape
-// into one `elementwise` kernel at its root. Where the ops may move (which
+// its kernel (an epilogue), and a tree of elementwise ops of one shape and
+// one float type (f32, bf16, f16; the kernels compute in f32 and round each
+// step to the type, so a fusion gives the unfused ops' values) into one
+// `elementwise` kernel at its root. Where the ops may move (which
 // instructions may lie between them) is the caller's rule: braid-to-exec's
 // is "only compute on the same stream", the cost estimates of the overlap
 // passes apply the same one to an unscheduled body or to the main block of
@@ -61,7 +63,7 @@ struct Epilogue {
   int64_t extraBytes() const;
 };
 
-/// The epilogue of f32 matmul `matmul`: each next op is the only user of
+/// The epilogue of float matmul `matmul`: each next op is the only user of
 /// the previous result (through reshapes that keep the rows), joins as a
 /// bias, activation or residual add in that order, and `mayMoveUp(op)` (the
 /// caller's placement rule); a bias or addend must exist at the matmul,
@@ -70,11 +72,11 @@ Epilogue collectEpilogue(MatmulOp matmul,
                          llvm::function_ref<bool(Operation *)> mayMoveUp,
                          llvm::function_ref<bool(Value)> existsAtMatmul);
 
-/// A tree of f32 elementwise ops of one shape fused into one `elementwise`
-/// kernel at its root (`fuse-elementwise`): the ops in evaluation order,
-/// root last; the values they read from outside the tree (registers 0..L-1
-/// of the kernel); and two registers per op (L + i for op i's result, -1
-/// for a unary op's second).
+/// A tree of elementwise ops of one shape and float type fused into one
+/// `elementwise` kernel at its root (`fuse-elementwise`): the ops in
+/// evaluation order, root last; the values they read from outside the tree
+/// (registers 0..L-1 of the kernel); and two registers per op (L + i for op
+/// i's result, -1 for a unary op's second).
 struct ElementwiseGroup {
   SmallVector<Operation *> ops;
   SmallVector<Value> leaves;
@@ -91,8 +93,8 @@ struct ElementwiseGroup {
   int64_t bytes() const;
 };
 
-/// The `elementwise` kernel's name for `op` if it is an f32 op the kernel
-/// runs; empty otherwise.
+/// The `elementwise` kernel's name for `op` if it is an op the kernel runs,
+/// on operands and a result of one float type; empty otherwise.
 StringRef elementwiseKernelName(Operation *op);
 
 /// The tree at `root` (an op elementwiseKernelName names): an operand's

@@ -107,34 +107,6 @@ SmallVector<Value> gradsOrZeros(OpBuilder &b, Location loc, Operation *op,
   return out;
 }
 
-/// One-hot rows of `indices` over `classes` classes in `elementType`:
-/// `[indices..., classes]`, 1 where the class is the index.
-Value oneHot(OpBuilder &b, Location loc, Value indices, int64_t classes,
-             Type elementType) {
-  RankedTensorType type = typeOf(indices);
-  SmallVector<int64_t> iota(classes);
-  std::iota(iota.begin(), iota.end(), 0);
-  auto iotaType = RankedTensorType::get({classes}, type.getElementType());
-  Value range;
-  if (type.getElementType().isInteger(64))
-    range = ConstantOp::create(b, loc, iotaType,
-                               DenseElementsAttr::get(iotaType,
-                                                      ArrayRef<int64_t>(iota)));
-  else {
-    SmallVector<int32_t> iota32(iota.begin(), iota.end());
-    range = ConstantOp::create(
-        b, loc, iotaType,
-        DenseElementsAttr::get(iotaType, ArrayRef<int32_t>(iota32)));
-  }
-  SmallVector<int64_t> shape(type.getShape());
-  shape.push_back(1);
-  Value column = reshape(b, loc, indices, shape);
-  Value hit = compare(b, loc, CompareKind::EQ, column, range);
-  SmallVector<int64_t> resultShape(type.getShape());
-  resultShape.push_back(classes);
-  return CastOp::create(b, loc, RankedTensorType::get(resultShape, elementType),
-                        hit);
-}
 
 /// Softmax backward along `dim`: `y * (g - sum(g * y))`.
 Value softmaxGrad(OpBuilder &b, Location loc, Value y, Value g, int64_t dim) {

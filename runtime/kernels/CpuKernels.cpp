@@ -243,9 +243,7 @@ void checkMatmul(const KernelArgs &args) {
   cpu::MatmulEpilogue epilogue = matmulEpilogue(args);
   if (epilogue.empty())
     return;
-  if (a.dtype != DType::F32)
-    fail("an epilogue (bias, activation, addend) needs f32 operands, got " +
-         describe(a));
+  expectFloat(a, "lhs of a matmul with an epilogue");
   if (epilogue.bias) {
     const TensorView &bias = *epilogue.bias;
     expectSameDType(a, "lhs", bias, "bias");
@@ -728,13 +726,23 @@ void runMatmul(const KernelArgs &args) {
   KernelAttrs attrs = args.attrs();
   bool transposeA = attrs.getBool("transpose_lhs");
   bool transposeB = attrs.getBool("transpose_rhs");
+  cpu::MatmulEpilogue epilogue = matmulEpilogue(args);
   if (allF32(args)) {
     cpu::matmulF32(args.inputs[0], args.inputs[1], transposeA, transposeB,
-                   args.outputs[0], matmulEpilogue(args));
+                   args.outputs[0], epilogue);
     return;
   }
-  output(args, 0,
-         ref::matmul(input(args, 0), input(args, 1), transposeA, transposeB));
+  // bf16, f16: each stage rounded to the type, as the unfused ops are.
+  ref::Tensor y =
+      ref::matmul(input(args, 0), input(args, 1), transposeA, transposeB);
+  if (epilogue.bias)
+    y = ref::binary(ref::BinaryKind::Add, y, input(args, 2));
+  if (epilogue.activation)
+    y = ref::unary(*epilogue.activation, y);
+  if (epilogue.addend)
+    y = ref::binary(ref::BinaryKind::Add, y,
+                    input(args, args.inputs.size() - 1));
+  output(args, 0, y);
 }
 
 void runGroupedMatmul(const KernelArgs &args) {
@@ -857,10 +865,10 @@ std::vector<cpu::ChainStep> parseChainSteps(const KernelArgs &args) {
 
 void checkElementwiseChain(const KernelArgs &args) {
   parseChainSteps(args);
-  expectDType(args.outputs[0], DType::F32, "output");
+  expectFloat(args.outputs[0], "output");
   for (size_t i = 0; i < args.inputs.size(); ++i) {
     std::string what = "input " + std::to_string(i);
-    expectDType(args.inputs[i], DType::F32, what);
+    expectDType(args.inputs[i], args.outputs[0].dtype, what);
     if (!broadcastsTo(args.inputs[i].shape, args.outputs[0].shape))
       fail(what + " " + describe(args.inputs[i]) +
            " does not broadcast to the output " + describe(args.outputs[0]));
@@ -868,7 +876,28 @@ void checkElementwiseChain(const KernelArgs &args) {
 }
 
 void runElementwiseChain(const KernelArgs &args) {
-  cpu::elementwiseChainF32(parseChainSteps(args), args.inputs, args.outputs[0]);
+  std::vector<cpu::ChainStep> steps = parseChainSteps(args);
+  const TensorView &out = args.outputs[0];
+  if (out.dtype == DType::F32) {
+    cpu::elementwiseChainF32(steps, args.inputs, out);
+    return;
+  }
+  // bf16, f16: step by step as the unfused kernels compute them (each
+  // result rounded to the type), so the chain gives their values.
+  static const ref::BinaryKind binaries[] = {
+      ref::BinaryKind::Add, ref::BinaryKind::Sub, ref::BinaryKind::Mul,
+      ref::BinaryKind::Div};
+  std::vector<ref::Tensor> registers;
+  for (size_t i = 0; i < args.inputs.size(); ++i)
+    registers.push_back(input(args, i));
+  for (const cpu::ChainStep &step : steps)
+    registers.push_back(
+        step.unary ? ref::unary(*step.unary, registers[step.a])
+                   : ref::binary(binaries[static_cast<int>(step.arith)],
+                                 registers[step.a], registers[step.b]));
+  const ref::Tensor &last = registers.back();
+  output(args, 0,
+         last.shape == out.shape ? last : ref::broadcastTo(last, out.shape));
 }
 
 void runRotary(const KernelArgs &args) {

@@ -59,7 +59,8 @@ func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
 // add whose addend is made after the product (the fused op moves up to the
 // matmul, where that operand does not exist yet); a bias after the
 // activation (the epilogue's order is bias, activation, addend); an add
-// that broadcasts along the rows, not the columns; f16.
+// that broadcasts along the rows, not the columns. An f16 matmul takes its
+// bias like an f32 one.
 // CHECK-LABEL: exec.plan @main
 // CHECK: exec.stream "compute" {
 // CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {} flops
@@ -71,8 +72,7 @@ func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
 // CHECK-NEXT: exec.kernel "add"
 // CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {} flops
 // CHECK-NEXT: exec.kernel "add"
-// CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {} flops
-// CHECK-NEXT: exec.kernel "add"
+// CHECK-NEXT: exec.kernel "matmul"({{.*}}) -> ({{.*}}) {has_bias = true} flops
 // CHECK-NEXT: {{^ *}}}{{$}}
 braid.weight @w : tensor<4x4xf32>
 braid.weight @b : tensor<4xf32>

@@ -58,6 +58,14 @@
 // RUN: braid-opt --braid-next-token-loss --braid-autodiff %t/qwen2moe_torchscript.mlir -o %t/qwen2moe_torchscript.grad.mlir
 // RUN: %python %S/make_training_batch.py %braid_src_root/examples/data/gpl3.bin 0 2 16 %t/qwen2moe_torchscript.data %braid_src_root/examples/models/qwen2moe_torchscript/training/loss_step0.txt
 // RUN: braid-eval %t/qwen2moe_torchscript.grad.mlir --weights %t/qwen2moe_torchscript.safetensors --test-data %t/qwen2moe_torchscript.data --expected-gradients %braid_src_root/examples/models/qwen2moe_torchscript/training/grads_step0.safetensors | FileCheck %s
+// The vocabulary-parallel loss (braidc's under tensor parallelism: max,
+// log-sum-exp and the label's logit as elementwise ops and reductions, the
+// max marked braid.stop_gradient) gives the same loss and gradients.
+// RUN: braid-opt --braid-next-token-loss="vocab-parallel=true" --braid-autodiff %t/llama.mlir -o %t/llama.vocab.grad.mlir
+// RUN: braid-eval %t/llama.vocab.grad.mlir --weights %t/llama.safetensors --test-data %t/llama.data --expected-gradients %braid_src_root/examples/models/llama/training/grads_step0.safetensors | FileCheck %s
+// RUN: braid-opt --braid-next-token-loss="vocab-parallel=true" --braid-autodiff %t/gpt2.mlir -o %t/gpt2.vocab.grad.mlir
+// RUN: braid-eval %t/gpt2.vocab.grad.mlir --weights %t/gpt2.safetensors --test-data %t/gpt2.data --expected-gradients %braid_src_root/examples/models/gpt2/training/grads_step0.safetensors | FileCheck %s
+// RUN: not grep "braid.cross_entropy" %t/llama.vocab.grad.mlir
 // CHECK-NOT: FAIL
 // CHECK: output 0: 1 elements{{.*}}PASS
 // CHECK: gradients: {{[0-9]+}} compared{{.*}}(PASS)

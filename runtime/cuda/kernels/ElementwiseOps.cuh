@@ -721,19 +721,20 @@ BRAID_HD float applyUnary(Unary kind, float x) {
 /// out[e] = the chain's last step at element e, one thread per element:
 /// the inputs read through their Dims (broadcast) or at e, the steps
 /// evaluated in registers, each exactly as its own kernel computes it
-/// (UnaryFn, BinaryFn), so the chain gives the unfused ops' bits.
-struct ChainFunctor {
-  const float *in[kMaxChainInputs] = {};
+/// (UnaryFn, BinaryFn, in float, the result rounded to T), so the chain
+/// gives the unfused ops' bits. T is float, f16 or bf16.
+template <typename T> struct ChainFunctor {
+  const T *in[kMaxChainInputs] = {};
   Dims dims[kMaxChainInputs];
   bool whole[kMaxChainInputs] = {};
   ChainOp ops[kMaxChainSteps];
   int numInputs = 0, numSteps = 0;
-  float *out = nullptr;
+  T *out = nullptr;
 
   BRAID_HD void operator()(int64_t e) const {
     float r[kMaxChainInputs + kMaxChainSteps];
     for (int l = 0; l < numInputs; ++l)
-      r[l] = in[l][whole[l] ? e : offsetOf(dims[l], e)];
+      r[l] = toFloat(in[l][whole[l] ? e : offsetOf(dims[l], e)]);
     for (int s = 0; s < numSteps; ++s) {
       const ChainOp &op = ops[s];
       float x = r[op.a];
@@ -757,16 +758,17 @@ struct ChainFunctor {
           break;
         }
       }
-      r[numInputs + s] = v;
+      r[numInputs + s] = toFloat(fromFloat<T>(v));
     }
-    out[e] = r[numInputs + numSteps - 1];
+    out[e] = fromFloat<T>(r[numInputs + numSteps - 1]);
   }
 };
 
-/// Runs the chain `ops` over every element of `out` (f32; the inputs f32
-/// and broadcasting to it, as the CPU check ensured). An output may be an
-/// input of its shape (each element is read before it is written) but not
-/// overlap one otherwise (one thread's output would be another's input).
+/// Runs the chain `ops` over every element of `out` (f32, f16 or bf16; the
+/// inputs of its type and broadcasting to it, as the CPU check ensured). An
+/// output may be an input of its shape (each element is read before it is
+/// written) but not overlap one otherwise (one thread's output would be
+/// another's input).
 template <typename Launch>
 void runChain(const std::vector<ChainOp> &ops,
               const std::vector<TensorView> &inputs, const TensorView &out,
@@ -778,30 +780,38 @@ void runChain(const std::vector<ChainOp> &ops,
                     " inputs; a chain has 1 to " +
                     std::to_string(kMaxChainSteps) + " steps and at most " +
                     std::to_string(kMaxChainInputs) + " inputs");
-  ChainFunctor chain;
-  chain.numInputs = static_cast<int>(inputs.size());
-  chain.numSteps = static_cast<int>(ops.size());
-  for (size_t s = 0; s < ops.size(); ++s)
-    chain.ops[s] = ops[s];
-  const char *outBytes = static_cast<const char *>(out.data);
-  uint64_t outSize = out.numElements() * sizeof(float);
-  for (size_t l = 0; l < inputs.size(); ++l) {
-    const TensorView &input = inputs[l];
-    chain.in[l] = static_cast<const float *>(input.data);
-    chain.whole[l] = input.shape == out.shape;
-    if (!chain.whole[l])
-      chain.dims[l] = broadcastDims(input.shape, out.shape);
-    const char *inBytes = static_cast<const char *>(input.data);
-    uint64_t inSize = input.numElements() * sizeof(float);
-    bool overlaps = inBytes < outBytes + outSize && outBytes < inBytes + inSize;
-    if (overlaps && !(chain.whole[l] && inBytes == outBytes))
-      throw CudaError("elementwise: the output overlaps input " +
-                      std::to_string(l) + " other than element for element");
-  }
-  chain.out = static_cast<float *>(out.data);
-  int64_t n = out.numElements();
-  if (n > 0)
-    launch(chain, n);
+  dispatchFloat(out.dtype, "elementwise", [&](auto t) {
+    using T = decltype(t);
+    ChainFunctor<T> chain;
+    chain.numInputs = static_cast<int>(inputs.size());
+    chain.numSteps = static_cast<int>(ops.size());
+    for (size_t s = 0; s < ops.size(); ++s)
+      chain.ops[s] = ops[s];
+    const char *outBytes = static_cast<const char *>(out.data);
+    uint64_t outSize = out.numElements() * sizeof(T);
+    for (size_t l = 0; l < inputs.size(); ++l) {
+      const TensorView &input = inputs[l];
+      if (input.dtype != out.dtype)
+        throw CudaError("elementwise: input " + std::to_string(l) + " is " +
+                        std::string(toString(input.dtype)) +
+                        ", the output " + std::string(toString(out.dtype)));
+      chain.in[l] = static_cast<const T *>(input.data);
+      chain.whole[l] = input.shape == out.shape;
+      if (!chain.whole[l])
+        chain.dims[l] = broadcastDims(input.shape, out.shape);
+      const char *inBytes = static_cast<const char *>(input.data);
+      uint64_t inSize = input.numElements() * sizeof(T);
+      bool overlaps =
+          inBytes < outBytes + outSize && outBytes < inBytes + inSize;
+      if (overlaps && !(chain.whole[l] && inBytes == outBytes))
+        throw CudaError("elementwise: the output overlaps input " +
+                        std::to_string(l) + " other than element for element");
+    }
+    chain.out = static_cast<T *>(out.data);
+    int64_t n = out.numElements();
+    if (n > 0)
+      launch(chain, n);
+  });
 }
 
 } // namespace braid::rt::cuda::ew

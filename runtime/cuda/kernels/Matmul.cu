@@ -127,25 +127,27 @@ void runGemm(const Gemm &g, CudaContext &ctx) {
                     std::string(toString(g.dtype)));
 }
 
-/// out[i] = activation(out[i] + bias[i % n]) + addend[i] for f32: the
-/// epilogue braid-to-exec fuses into a matmul, after cuBLAS wrote the
-/// product into out (which overlaps none of the epilogue's inputs: checked
-/// before the GEMM).
-struct EpilogueOp {
-  float *out;
-  const float *bias;
-  const float *addend;
+/// out[i] = activation(out[i] + bias[i % n]) + addend[i]: the epilogue
+/// braid-to-exec fuses into a matmul, after cuBLAS wrote the product into
+/// out (which overlaps none of the epilogue's inputs: checked before the
+/// GEMM). In float, each stage rounded to T (f32, f16, bf16) as the unfused
+/// kernels round their results.
+template <typename T> struct EpilogueOp {
+  T *out;
+  const T *bias;
+  const T *addend;
   int64_t n;
   int activation; // -1 none, else an ew::Unary
   BRAID_HD void operator()(int64_t i) const {
-    float v = out[i];
+    float v = toFloat(out[i]);
     if (bias)
-      v += bias[i % n];
+      v = toFloat(fromFloat<T>(v + toFloat(bias[i % n])));
     if (activation >= 0)
-      v = ew::applyUnary(static_cast<ew::Unary>(activation), v);
+      v = toFloat(
+          fromFloat<T>(ew::applyUnary(static_cast<ew::Unary>(activation), v)));
     if (addend)
-      v += addend[i];
-    out[i] = v;
+      v += toFloat(addend[i]);
+    out[i] = fromFloat<T>(v);
   }
 };
 
@@ -176,9 +178,14 @@ void runMatmul(const KernelArgs &args) {
         static_cast<int>(*cpu::unaryKindNamed(attrs.getString("activation")));
   runMatmulProduct(args);
   int64_t n = c.shape.back();
-  EpilogueOp op{c.as<float>(), bias ? bias->as<float>() : nullptr,
-                addend ? addend->as<float>() : nullptr, n, activation};
-  launchPointwise(op, c.numElements(), contextOf(args), "matmul epilogue");
+  dispatchFloat(c.dtype, "matmul epilogue", [&](auto t) {
+    using T = decltype(t);
+    EpilogueOp<T> op{static_cast<T *>(c.data),
+                     bias ? static_cast<const T *>(bias->data) : nullptr,
+                     addend ? static_cast<const T *>(addend->data) : nullptr,
+                     n, activation};
+    launchPointwise(op, c.numElements(), contextOf(args), "matmul epilogue");
+  });
 }
 
 void runMatmulProduct(const KernelArgs &args) {

@@ -606,6 +606,37 @@ namespace {
 TEST(ElementwiseHost, FusedChainGivesTheUnfusedOpsBits) {
   std::mt19937 rng(11);
   Shape shape = {3, 5, 12};
+  // bf16 and f16 (braidc --precision): each step rounded to the type.
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    Buffer x(randomTensor(rng, dtype, shape, -3, 3), false);
+    Buffer y(randomTensor(rng, dtype, shape, 0.5, 2), false);
+    Buffer scalar(randomTensor(rng, dtype, {1}, 1, 2), false);
+    auto binary = [&](auto kind, const Buffer &a, const Buffer &b) {
+      auto out = std::make_unique<Buffer>(dtype, shape, false);
+      ew::runBinary<decltype(kind)::value>(a.view, b.view, out->view, "b",
+                                           HostLaunch{});
+      return out;
+    };
+    using B = ew::Binary;
+    using U = ew::Unary;
+    // t = gelu_tanh((x * y) / scalar) - y
+    auto t0 = binary(std::integral_constant<B, B::Mul>{}, x, y);
+    auto t1 = binary(std::integral_constant<B, B::Div>{}, *t0, scalar);
+    Buffer t2(dtype, shape, false);
+    ew::runUnaryFloat<U::GeluTanh>(t1->view, t2.view, "u", HostLaunch{});
+    auto t3 = binary(std::integral_constant<B, B::Sub>{}, t2, y);
+    std::vector<ew::ChainOp> ops(4);
+    ops[0].isUnary = ops[1].isUnary = ops[3].isUnary = false;
+    ops[0].binary = B::Mul, ops[0].a = 0, ops[0].b = 1;
+    ops[1].binary = B::Div, ops[1].a = 3, ops[1].b = 2;
+    ops[2].isUnary = true, ops[2].unary = U::GeluTanh, ops[2].a = 4;
+    ops[2].b = -1;
+    ops[3].binary = B::Sub, ops[3].a = 5, ops[3].b = 1;
+    Buffer fused(dtype, shape, false);
+    ew::runChain(ops, {x.view, y.view, scalar.view}, fused.view, HostLaunch{});
+    EXPECT_EQ(fused.read().f, t3->read().f) << toString(dtype);
+    EXPECT_NE(fused.read().f, x.read().f);
+  }
   Buffer x(randomTensor(rng, DType::F32, shape, -3, 3), false);
   Buffer y(randomTensor(rng, DType::F32, shape, 0.5, 2), false);
   Buffer row(randomTensor(rng, DType::F32, {12}, -1, 1), false);

@@ -755,6 +755,39 @@ TEST(CpuKernelsTest, MatmulEpiloguesMatchTheReference) {
       }
 }
 
+// bf16 and f16 epilogues (braidc --precision): the unfused kernels' bits,
+// each stage rounded to the type.
+TEST(CpuKernelsTest, HalfMatmulEpiloguesGiveTheUnfusedOpsBits) {
+  for (DType dtype : {DType::BF16, DType::F16})
+    for (const char *activation : {"", "gelu_tanh", "silu"}) {
+      Tensor a = randomFloats(dtype, {2, 3, 16});
+      Tensor b = randomFloats(dtype, {16, 24});
+      Tensor bias = randomFloats(dtype, {24});
+      Tensor addend = randomFloats(dtype, {2, 3, 24});
+      auto one = [&](const char *op, const std::vector<Tensor> &in) {
+        KernelCall call(op);
+        if (std::string(op) == "gelu")
+          setBool(call.kernel, "tanh", true);
+        for (const Tensor &t : in)
+          call.in(t);
+        return call.out(dtype, {2, 3, 24}).run()[0];
+      };
+      Tensor expected = one("add", {one("matmul", {a, b}), bias});
+      if (*activation)
+        expected = one(std::string(activation) == "silu" ? "silu" : "gelu",
+                       {expected});
+      expected = one("add", {expected, addend});
+      KernelCall call("matmul");
+      setBool(call.kernel, "has_bias", true);
+      setBool(call.kernel, "has_addend", true);
+      if (*activation)
+        setString(call.kernel, "activation", activation);
+      Tensor fused =
+          call.in(a).in(b).in(bias).in(addend).out(dtype, {2, 3, 24}).run()[0];
+      EXPECT_EQ(fused.f, expected.f) << toString(dtype) << " " << activation;
+    }
+}
+
 TEST(CpuKernelsTest, GroupedMatmul) {
   for (bool transposed : {false, true}) {
     Tensor x = randomFloats(DType::F32, {3, 4, 6});
@@ -1292,16 +1325,19 @@ TEST(CpuKernelsTest, CrossEntropy) {
 // elements (one tile) and 2100 (tiles crossing rows); and an output that is
 // the chain's first input.
 TEST(CpuKernelsTest, ElementwiseChainGivesTheUnfusedOpsBits) {
+  // f32 on the tiled path; bf16 and f16 (braidc --precision) step by step,
+  // each result rounded to the type as the unfused kernels round theirs.
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16})
   for (std::vector<int64_t> shape :
        {std::vector<int64_t>{2, 3, 40}, std::vector<int64_t>{3, 700}}) {
     int64_t width = shape.back();
     Shape columnShape = shape;
     columnShape.back() = 1;
-    Tensor x = randomFloats(DType::F32, shape, -3, 3);
-    Tensor y = randomFloats(DType::F32, shape, 0.5, 2);
-    Tensor bias = randomFloats(DType::F32, {width});
-    Tensor column = randomFloats(DType::F32, columnShape, 0.5, 1.5);
-    Tensor scalar = randomFloats(DType::F32, {1}, 1, 2);
+    Tensor x = randomFloats(dtype, shape, -3, 3);
+    Tensor y = randomFloats(dtype, shape, 0.5, 2);
+    Tensor bias = randomFloats(dtype, {width});
+    Tensor column = randomFloats(dtype, columnShape, 0.5, 1.5);
+    Tensor scalar = randomFloats(dtype, {1}, 1, 2);
     auto one = [&](const char *op, const std::vector<Tensor> &in,
                    const char *tanh = nullptr) {
       KernelCall call(op);
@@ -1309,7 +1345,7 @@ TEST(CpuKernelsTest, ElementwiseChainGivesTheUnfusedOpsBits) {
         setBool(call.kernel, "tanh", std::string(tanh) == "tanh");
       for (const Tensor &t : in)
         call.in(t);
-      return call.out(DType::F32, shape).run()[0];
+      return call.out(dtype, shape).run()[0];
     };
     // t0 = x * column; t1 = t0 + bias; t2 = tanh(t1); t3 = t2 - y;
     // t4 = t3 / scalar; t5 = gelu_tanh(t4); t6 = exp(t5); t7 = t6 * t6... as
@@ -1333,10 +1369,11 @@ TEST(CpuKernelsTest, ElementwiseChainGivesTheUnfusedOpsBits) {
                                     .in(bias)
                                     .in(column)
                                     .in(scalar)
-                                    .out(DType::F32, shape)
+                                    .out(dtype, shape)
                                     .run();
     ASSERT_EQ(fused.size(), 1u);
-    EXPECT_EQ(fused[0].f, t7.f) << shapeToString(shape);
+    EXPECT_EQ(fused[0].f, t7.f)
+        << toString(dtype) << " " << shapeToString(shape);
   }
   // In place: the output is the first input's buffer.
   std::vector<float> data(2100), other(2100);
