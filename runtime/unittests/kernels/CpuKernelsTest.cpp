@@ -1482,12 +1482,15 @@ TEST(CpuKernelsTest, ChecksRejectBadShapesAndAttributes) {
   setString(swish.kernel, "activation", "swish");
   EXPECT_THAT(error(swish.in(x).in(w).out(DType::F32, {2, 4})),
               testing::HasSubstr("activation 'swish' is not one of"));
-  KernelCall half("matmul");
-  setString(half.kernel, "activation", "relu");
-  EXPECT_THAT(error(half.in(randomFloats(DType::F16, {2, 3}))
-                        .in(randomFloats(DType::F16, {3, 4}))
-                        .out(DType::F16, {2, 4})),
-              testing::HasSubstr("needs f32 operands"));
+  // f16 and bf16 epilogues run (HalfMatmulEpiloguesGiveTheUnfusedOpsBits);
+  // integers take none.
+  KernelCall integer("matmul");
+  setString(integer.kernel, "activation", "relu");
+  EXPECT_THAT(error(integer.in(randomInts(DType::I64, {2, 3}, -9, 9))
+                        .in(randomInts(DType::I64, {3, 4}, -9, 9))
+                        .out(DType::I64, {2, 4})),
+              testing::HasSubstr("lhs of a matmul with an epilogue must be a "
+                                 "floating tensor"));
   KernelCall attention("attention");
   setFloat(attention.kernel, "scale", 1);
   setBool(attention.kernel, "has_mask", true);
