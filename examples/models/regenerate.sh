@@ -15,4 +15,5 @@ fi
 "$venv/bin/python" "$here/make_reference.py"
 "$venv/bin/python" "$here/inventory.py" > /dev/null
 "$venv/bin/python" "$here/make_training_reference.py"
+"$venv/bin/python" "$here/make_bf16_reference.py" gpt2 llama --optimizers adamw,adamw_clip
 du -sh "$here"/*/ | sed "s|$here/||"
