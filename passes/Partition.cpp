@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/braid/BraidDialect.h"
+#include "dialects/braid/Fusion.h"
 #include "passes/IRHelpers.h"
 #include "passes/Passes.h"
 
@@ -311,6 +312,11 @@ private:
   FailureOr<FactorSplit> chooseFactor(Operation *op,
                                       const DimensionMapping &mapping);
   LogicalResult partition(Operation *op);
+  /// Megatron's vocabulary-parallel embedding: a trained table that `gather`
+  /// reads first, by the token ids, is loaded split along the gathered axis; each rank looks up
+  /// the indices in its block (the others clamped and zeroed), and the
+  /// result is a partial sum. False where it does not apply.
+  bool partitionVocabParallel(GatherOp gather);
   LogicalResult seedArguments();
   /// Honours a `braid.sharding` annotation that leaves the result of `op`
   /// whole on this axis.
@@ -1156,6 +1162,90 @@ LogicalResult AxisPartitioner::honourReplicatedAnnotation(Operation *op) {
   return success();
 }
 
+bool AxisPartitioner::partitionVocabParallel(GatherOp gather) {
+  Value table = gather.getInput(), indices = gather.getIndices();
+  GetWeightOp weight = weightReadOf(table);
+  auto tableType = cast<RankedTensorType>(table.getType());
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  int64_t axis = gather.getAxis();
+  int64_t vocab = tableType.getDimSize(axis);
+  if (!strategy.columnParallel || strategy.expertParallel ||
+      strategy.contextParallel || !weight || !readsWholeState(weight) ||
+      !readFirstBy(table, gather) || vocab % size() != 0 ||
+      vocab / size() < 2 || shardOf(indices) || partial.contains(indices))
+    return false;
+  // The token ids (an argument, perhaps reshaped): a table indexed by
+  // computed positions is small, and split it would cost an all-reduce.
+  if (!isa<BlockArgument>(viewedValue(indices)))
+    return false;
+  FailureOr<Value> block = shardOn(table, Shard{axis, 1}, gather);
+  if (failed(block))
+    return false;
+  int64_t rows = vocab / size();
+  Location loc = gather.getLoc();
+  builder.setInsertionPoint(gather);
+  // This rank's first row as a [1] tensor: its entry of [0, rows, 2 rows,
+  // ...], sliced at the rank.
+  Type indexElement = indexType.getElementType();
+  auto startsType = RankedTensorType::get({size()}, indexElement);
+  SmallVector<int64_t> firsts(size());
+  for (int64_t r = 0; r < size(); ++r)
+    firsts[r] = r * rows;
+  Value starts =
+      indexElement.isInteger(64)
+          ? ConstantOp::create(builder, loc, startsType,
+                               DenseElementsAttr::get(
+                                   startsType, ArrayRef<int64_t>(firsts)))
+          : ConstantOp::create(
+                builder, loc, startsType,
+                DenseElementsAttr::get(
+                    startsType, ArrayRef<int32_t>(SmallVector<int32_t>(
+                                    firsts.begin(), firsts.end()))));
+  auto oneType = RankedTensorType::get({1}, indexElement);
+  Value first = SliceOp::create(
+      builder, loc, oneType, starts, ValueRange{blockOffset(1, gather)},
+      builder.getDenseI64ArrayAttr({ShapedType::kDynamic}),
+      builder.getDenseI64ArrayAttr({1}), builder.getDenseI64ArrayAttr({1}));
+  builder.setInsertionPoint(gather);
+  auto scalar = [&](int64_t v) {
+    auto type = RankedTensorType::get({}, indexElement);
+    return indexElement.isInteger(64)
+               ? ConstantOp::create(builder, loc, type,
+                                    DenseElementsAttr::get(type, v))
+               : ConstantOp::create(
+                     builder, loc, type,
+                     DenseElementsAttr::get(type, static_cast<int32_t>(v)));
+  };
+  Value local = SubOp::create(builder, loc, indices, first);
+  Value clamped = MaxOp::create(
+      builder, loc, MinOp::create(builder, loc, local, scalar(rows - 1)),
+      scalar(0));
+  Value mine = CompareOp::create(
+      builder, loc, CompareKindAttr::get(builder.getContext(), CompareKind::EQ),
+      local, clamped);
+  gather.getInputMutable().assign(*block);
+  gather.getIndicesMutable().assign(clamped);
+  // Rows of other ranks' blocks read as zeros: [indices..., 1...] against
+  // the gathered [outer..., indices..., inner...].
+  auto resultType = cast<RankedTensorType>(gather.getType());
+  SmallVector<int64_t> maskShape(indexType.getShape());
+  maskShape.append(tableType.getRank() - 1 - axis, 1);
+  builder.setInsertionPointAfter(gather);
+  Value mask = ReshapeOp::create(
+      builder, loc,
+      RankedTensorType::get(maskShape, builder.getI1Type()), mine);
+  Value zero = ConstantOp::create(
+      builder, loc, RankedTensorType::get({}, resultType.getElementType()),
+      DenseElementsAttr::get(
+          RankedTensorType::get({}, resultType.getElementType()),
+          builder.getFloatAttr(resultType.getElementType(), 0.0)));
+  auto select = SelectOp::create(builder, loc, mask, gather.getResult(), zero);
+  gather.getResult().replaceAllUsesExcept(select.getResult(), select);
+  partial[select.getResult()] = ReductionKind::Sum;
+  partitionedSomething = true;
+  return true;
+}
+
 LogicalResult AxisPartitioner::partition(Operation *op) {
   if (isa<func::ReturnOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
@@ -1167,6 +1257,9 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     return success();
   }
   if (isa<GetWeightOp, ConstantOp, RankOp>(op))
+    return success();
+  if (auto gather = dyn_cast<GatherOp>(op);
+      gather && partitionVocabParallel(gather))
     return success();
   if (auto set = dyn_cast<SetWeightOp>(op))
     return partitionSetWeight(set);

@@ -19,8 +19,9 @@
 // on these tiny models the cost model would keep the input): row chunks
 // split every tensor-parallel all-reduce of the forward and the backward
 // pass in two (LLaMA tp=2: 16 all-reduces where 8 were, and clipping's
-// one; the vocabulary-parallel loss's three per-position all-reduces and
-// the LM head's backward one, each twice: 25), columns and both too,
+// one; the vocabulary-parallel loss's three per-position all-reduces, the
+// LM head's backward one and the vocabulary-parallel embedding's, each
+// twice: 27), columns and both too,
 // and with sequence parallelism the all-gathers and reduce-scatters; the
 // losses stay one rank's.
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino=2 --force-overlap" --tag .domino | FileCheck %s --check-prefix=DOMINO
@@ -34,8 +35,8 @@
 // DOMINO-OTHER: PASS: 2 runs
 // DOMINO-SP-COUNT-8: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.{{sp=2|dp=2_sp=2}}.spdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO-SP: PASS: 8 runs
-// DOMINO-AR: 25
-// DOMINO-AG: 32
+// DOMINO-AR: 27
+// DOMINO-AG: 33
 // dp=4: the example models' batch of 2 does not split over 4 ranks, so
 // train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
 // (gpt2-b4, llama-b4) and compares with one rank of Braid on them: buckets
@@ -180,23 +181,24 @@
 // attention ran whole on every rank). GPT-2 with SGD: 12 parts and their 12
 // momentum buffers. A checkpoint of the parts holds the stored tensors
 // whole, so one rank without parts resumes from it on PyTorch's curve.
+// The word embedding (GPT-2's, which is also its LM head, transposed;
+// Phi-3's) is split by vocabulary as Megatron splits it, so the LM head's
+// columns are too, and the vocabulary-parallel loss adds its three
+// per-position all-reduces, the LM head's backward one and the embedding's
+// one: 8 + 5 = 13 on both.
 // RUN: grep -c "braid.all_reduce " %t/gpt2.sgd.tp=2.mlir | FileCheck %s --check-prefix=MEGATRON
-// Phi-3's LM head is its own weight (GPT-2's is the embedding's transpose,
-// kept whole): it is split by vocabulary, and the loss adds Megatron's
-// three per-position all-reduces and the LM head's backward one: 12.
-// RUN: grep -c "braid.all_reduce " %t/phi3_dynamo.adamw.tp=2.mlir | FileCheck %s --check-prefix=MEGATRON-VOCAB
-// MEGATRON-VOCAB: 12
+// RUN: grep -c "braid.all_reduce " %t/phi3_dynamo.adamw.tp=2.mlir | FileCheck %s --check-prefix=MEGATRON
 // Clipping's global norm adds one sum of squares per parameter, partial on
 // tp for every sharded one: they are added first and all-reduced once
 // (LLaMA AdamW + clip, tp=2: the 8 of Megatron, the vocabulary-parallel
-// loss's 4 and 1, where each sharded parameter had its own scalar
-// all-reduce, 26).
+// embedding's and loss's 5 and 1, where each sharded parameter had its
+// own scalar all-reduce, 28).
 // RUN: grep -c "braid.all_reduce " %t/llama.adamw_clip.tp=2.mlir | FileCheck %s --check-prefix=CLIP-NORM
 // RUN: grep -c "braid.all_reduce .* : tensor<f32>" %t/llama.adamw_clip.tp=2.mlir | FileCheck %s --check-prefix=CLIP-ONE
-// CLIP-NORM: 13
+// CLIP-NORM: 14
 // CLIP-ONE: 1
 // RUN: grep -c "part of" %t/gpt2.sgd.tp=2.mlir | FileCheck %s --check-prefix=PARTS
-// MEGATRON: 8
+// MEGATRON: 13
 // PARTS: 24
 // RUN: %mpirun -n 2 braid-run %t/gpt2.adamw_clip.tp=2.bplan --steps 10 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/gpt2first.csv --save %t/gpt2step10.safetensors > /dev/null
 // RUN: braidc %braid_src_root/examples/models/gpt2/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --clip-norm 0.5 -o %t/gpt2.one.bplan --progress=false
