@@ -94,15 +94,13 @@ LogicalResult MixedPrecision::convert(func::FuncOp func, FloatType target) {
     value.replaceAllUsesExcept(cast, cast);
   };
 
-  b.setInsertionPointToStart(&body);
-  for (BlockArgument argument : body.getArguments())
-    castUses(argument);
   // The ops of the function as it was (the casts inserted stay as they are).
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
-    if (!isa<CastOp>(op) || !llvm::is_contained(body.getArguments(),
-                                                op.getOperand(0)))
-      ops.push_back(&op);
+    ops.push_back(&op);
+  b.setInsertionPointToStart(&body);
+  for (BlockArgument argument : body.getArguments())
+    castUses(argument);
   for (Operation *op : ops) {
     if (op->getNumRegions() > 0)
       return op->emitOpError("is a region: braid-mixed-precision runs "

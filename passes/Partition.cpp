@@ -30,9 +30,20 @@ namespace braid {
 using namespace mlir;
 using namespace mlir::braid;
 
-static GetWeightOp weightReadOf(Value v);
-
 static constexpr StringLiteral kShardingAttrName = "braid.sharding";
+
+/// The weight read `v` is: a braid.get_weight's result, or a float-to-float
+/// cast of one (braid-mixed-precision's reads, which convert a weight where
+/// it enters).
+static GetWeightOp weightReadOf(Value v) {
+  if (auto read = v.getDefiningOp<GetWeightOp>())
+    return read;
+  auto convert = v.getDefiningOp<CastOp>();
+  if (!convert || !isa<FloatType>(getElementTypeOrSelf(v.getType())) ||
+      !isa<FloatType>(getElementTypeOrSelf(convert.getInput().getType())))
+    return {};
+  return convert.getInput().getDefiningOp<GetWeightOp>();
+}
 
 namespace {
 
@@ -313,9 +324,10 @@ private:
                                       const DimensionMapping &mapping);
   LogicalResult partition(Operation *op);
   /// Megatron's vocabulary-parallel embedding: a trained table that `gather`
-  /// reads first, by the token ids, is loaded split along the gathered axis; each rank looks up
-  /// the indices in its block (the others clamped and zeroed), and the
-  /// result is a partial sum. False where it does not apply.
+  /// reads first, by the token ids, is loaded split along the gathered
+  /// axis; each rank looks up the indices in its block (the others clamped
+  /// and zeroed), and the result is a partial sum. False where it does not
+  /// apply.
   bool partitionVocabParallel(GatherOp gather);
   LogicalResult seedArguments();
   /// Honours a `braid.sharding` annotation that leaves the result of `op`
@@ -713,19 +725,6 @@ static ArrayAttr withAxis(Builder &b, ArrayAttr entries, int64_t rank,
   dimAxes.push_back(b.getStringAttr(axis));
   all[dim] = b.getArrayAttr(dimAxes);
   return b.getArrayAttr(all);
-}
-
-/// The weight read `v` is: a braid.get_weight's result, or a float-to-float
-/// cast of one (braid-mixed-precision's reads, which convert a weight where
-/// it enters).
-static GetWeightOp weightReadOf(Value v) {
-  if (auto read = v.getDefiningOp<GetWeightOp>())
-    return read;
-  auto convert = v.getDefiningOp<CastOp>();
-  if (!convert || !isa<FloatType>(getElementTypeOrSelf(v.getType())) ||
-      !isa<FloatType>(getElementTypeOrSelf(convert.getInput().getType())))
-    return {};
-  return convert.getInput().getDefiningOp<GetWeightOp>();
 }
 
 bool AxisPartitioner::readFirstBy(Value v, Operation *user) {
@@ -1187,34 +1186,18 @@ bool AxisPartitioner::partitionVocabParallel(GatherOp gather) {
   // This rank's first row as a [1] tensor: its entry of [0, rows, 2 rows,
   // ...], sliced at the rank.
   Type indexElement = indexType.getElementType();
-  auto startsType = RankedTensorType::get({size()}, indexElement);
   SmallVector<int64_t> firsts(size());
   for (int64_t r = 0; r < size(); ++r)
     firsts[r] = r * rows;
-  Value starts =
-      indexElement.isInteger(64)
-          ? ConstantOp::create(builder, loc, startsType,
-                               DenseElementsAttr::get(
-                                   startsType, ArrayRef<int64_t>(firsts)))
-          : ConstantOp::create(
-                builder, loc, startsType,
-                DenseElementsAttr::get(
-                    startsType, ArrayRef<int32_t>(SmallVector<int32_t>(
-                                    firsts.begin(), firsts.end()))));
-  auto oneType = RankedTensorType::get({1}, indexElement);
+  Value starts = integerVector(builder, loc, indexElement, firsts);
   Value first = SliceOp::create(
-      builder, loc, oneType, starts, ValueRange{blockOffset(1, gather)},
+      builder, loc, RankedTensorType::get({1}, indexElement), starts,
+      ValueRange{blockOffset(1, gather)},
       builder.getDenseI64ArrayAttr({ShapedType::kDynamic}),
       builder.getDenseI64ArrayAttr({1}), builder.getDenseI64ArrayAttr({1}));
   builder.setInsertionPoint(gather);
   auto scalar = [&](int64_t v) {
-    auto type = RankedTensorType::get({}, indexElement);
-    return indexElement.isInteger(64)
-               ? ConstantOp::create(builder, loc, type,
-                                    DenseElementsAttr::get(type, v))
-               : ConstantOp::create(
-                     builder, loc, type,
-                     DenseElementsAttr::get(type, static_cast<int32_t>(v)));
+    return scalarConstant(builder, loc, indexElement, (double)v);
   };
   Value local = SubOp::create(builder, loc, indices, first);
   Value clamped = MaxOp::create(
@@ -1234,11 +1217,7 @@ bool AxisPartitioner::partitionVocabParallel(GatherOp gather) {
   Value mask = ReshapeOp::create(
       builder, loc,
       RankedTensorType::get(maskShape, builder.getI1Type()), mine);
-  Value zero = ConstantOp::create(
-      builder, loc, RankedTensorType::get({}, resultType.getElementType()),
-      DenseElementsAttr::get(
-          RankedTensorType::get({}, resultType.getElementType()),
-          builder.getFloatAttr(resultType.getElementType(), 0.0)));
+  Value zero = scalarConstant(builder, loc, resultType.getElementType(), 0.0);
   auto select = SelectOp::create(builder, loc, mask, gather.getResult(), zero);
   gather.getResult().replaceAllUsesExcept(select.getResult(), select);
   partial[select.getResult()] = ReductionKind::Sum;

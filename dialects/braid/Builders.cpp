@@ -76,24 +76,22 @@ Value mlir::braid::filledTensor(OpBuilder &b, Location loc, RankedTensorType typ
   return BroadcastToOp::create(b, loc, type, s);
 }
 
+Value mlir::braid::integerVector(OpBuilder &b, Location loc, Type elementType,
+                                 ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({(int64_t)values.size()}, elementType);
+  if (elementType.isInteger(64))
+    return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
+  SmallVector<int32_t> narrow(values.begin(), values.end());
+  return ConstantOp::create(b, loc, type,
+                            DenseElementsAttr::get(type, ArrayRef(narrow)));
+}
 
 Value mlir::braid::oneHot(OpBuilder &b, Location loc, Value indices,
                           int64_t classes, Type elementType) {
   auto type = cast<RankedTensorType>(indices.getType());
   SmallVector<int64_t> iota(classes);
   std::iota(iota.begin(), iota.end(), 0);
-  auto iotaType = RankedTensorType::get({classes}, type.getElementType());
-  Value range;
-  if (type.getElementType().isInteger(64)) {
-    range = ConstantOp::create(
-        b, loc, iotaType,
-        DenseElementsAttr::get(iotaType, ArrayRef<int64_t>(iota)));
-  } else {
-    SmallVector<int32_t> iota32(iota.begin(), iota.end());
-    range = ConstantOp::create(
-        b, loc, iotaType,
-        DenseElementsAttr::get(iotaType, ArrayRef<int32_t>(iota32)));
-  }
+  Value range = integerVector(b, loc, type.getElementType(), iota);
   SmallVector<int64_t> shape(type.getShape());
   shape.push_back(1);
   Value column = ReshapeOp::create(

@@ -38,6 +38,11 @@ Value scalarConstant(OpBuilder &b, Location loc, Type elementType,
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    double value);
 
+/// A rank-1 `braid.constant` of `values` in integer type `elementType` (i64
+/// or i32).
+Value integerVector(OpBuilder &b, Location loc, Type elementType,
+                    ArrayRef<int64_t> values);
+
 /// One-hot rows of `indices` over `classes` classes in `elementType`:
 /// `[indices..., classes]`, 1 where the class is the index (a compare with
 /// an iota constant, cast).

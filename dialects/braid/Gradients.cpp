@@ -107,7 +107,6 @@ SmallVector<Value> gradsOrZeros(OpBuilder &b, Location loc, Operation *op,
   return out;
 }
 
-
 /// Softmax backward along `dim`: `y * (g - sum(g * y))`.
 Value softmaxGrad(OpBuilder &b, Location loc, Value y, Value g, int64_t dim) {
   Value dot = reduceSum(b, loc, mul(b, loc, g, y), {dim}, true);
