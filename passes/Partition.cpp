@@ -329,6 +329,24 @@ private:
   /// and zeroed), and the result is a partial sum. False where it does not
   /// apply.
   bool partitionVocabParallel(GatherOp gather);
+  /// The gradient of a vocabulary-parallel embedding (Megatron's masked
+  /// local scatter): a scatter_add of the same token ids into a table of
+  /// the split table's type adds only the rows of this rank's block, into
+  /// that block, so the table's gradient, its moments and its update are
+  /// split like the table and no rank builds the whole [V, h]. False where
+  /// no gather of those ids was made vocabulary-parallel.
+  bool partitionVocabParallel(ScatterAddOp scatter);
+  /// Indices into this rank's block of `rows` rows along the split
+  /// dimension, before `user`: `indices` minus the block's first row,
+  /// clamped into the block, and whether each index was in it.
+  std::pair<Value, Value> blockIndices(Value indices, int64_t rows,
+                                       Operation *user);
+  /// The token ids that `indices` is a view of (an argument, perhaps
+  /// reshaped or sliced by an outer axis), or null.
+  static BlockArgument tokenIdsOf(Value indices);
+  /// Tables (their whole type and split dimension) whose gathers by these
+  /// token ids were made vocabulary-parallel on this axis.
+  llvm::DenseSet<std::tuple<Value, Type, int64_t>> vocabParallelTables;
   LogicalResult seedArguments();
   /// Honours a `braid.sharding` annotation that leaves the result of `op`
   /// whole on this axis.
@@ -762,26 +780,36 @@ void AxisPartitioner::loadSharded(GetWeightOp weight, Shard want) {
 
 LogicalResult AxisPartitioner::gatherParameters() {
   Block &body = function.getBody().front();
-  // The backward pass starts after the loss.
+  // The backward pass starts after the loss: the step's first result,
+  // through the collectives that complete it on an earlier axis (a fused
+  // cross entropy, or the vocabulary-parallel loss's mean).
   Operation *loss = nullptr;
-  for (Operation &op : body)
-    if (isa<CrossEntropyOp>(op)) {
-      loss = &op;
-      break;
-    }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() != 0) {
+    Value v = ret.getOperand(0);
+    while (auto reduce = v.getDefiningOp<AllReduceOp>())
+      v = reduce.getInput();
+    loss = v.getDefiningOp();
+  }
   for (auto read : llvm::make_early_inc_range(body.getOps<GetWeightOp>())) {
     auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
         read, read.getNameAttr());
     Value shard = read.getResult();
     if (!decl || !decl.getState() || decl.getZeros() || !shardOf(shard))
       continue;
+    // The parameter as the step read it before this axis split it (the
+    // tensor-parallel shard under tp): the update computes values of that
+    // type from it, and reads this axis's shard.
+    RankedTensorType unsplit =
+        resize(cast<RankedTensorType>(shard.getType()), shardOf(shard)->dim,
+               /*split=*/false);
     SmallVector<OpOperand *> groups[2];
     for (OpOperand &use : shard.getUses()) {
       Operation *user = use.getOwner();
       if (user->getBlock() != &body)
         continue;
       if (user->getNumResults() == 1 &&
-          user->getResult(0).getType() == decl.getTensorType())
+          user->getResult(0).getType() == unsplit)
         continue;
       bool backward = loss && loss->isBeforeInBlock(user);
       groups[backward].push_back(&use);
@@ -1161,43 +1189,33 @@ LogicalResult AxisPartitioner::honourReplicatedAnnotation(Operation *op) {
   return success();
 }
 
-bool AxisPartitioner::partitionVocabParallel(GatherOp gather) {
-  Value table = gather.getInput(), indices = gather.getIndices();
-  GetWeightOp weight = weightReadOf(table);
-  auto tableType = cast<RankedTensorType>(table.getType());
-  auto indexType = cast<RankedTensorType>(indices.getType());
-  int64_t axis = gather.getAxis();
-  int64_t vocab = tableType.getDimSize(axis);
-  if (!strategy.columnParallel || strategy.expertParallel ||
-      strategy.contextParallel || !weight || !readsWholeState(weight) ||
-      !readFirstBy(table, gather) || vocab % size() != 0 ||
-      vocab / size() < 2 || shardOf(indices) || partial.contains(indices))
-    return false;
-  // The token ids (an argument, perhaps reshaped): a table indexed by
-  // computed positions is small, and split it would cost an all-reduce.
-  if (!isa<BlockArgument>(viewedValue(indices)))
-    return false;
-  FailureOr<Value> block = shardOn(table, Shard{axis, 1}, gather);
-  if (failed(block))
-    return false;
-  int64_t rows = vocab / size();
-  Location loc = gather.getLoc();
-  builder.setInsertionPoint(gather);
+BlockArgument AxisPartitioner::tokenIdsOf(Value indices) {
+  Value ids = viewedValue(indices);
+  while (auto slice = ids.getDefiningOp<SliceOp>())
+    ids = viewedValue(slice.getInput());
+  return dyn_cast<BlockArgument>(ids);
+}
+
+std::pair<Value, Value> AxisPartitioner::blockIndices(Value indices,
+                                                      int64_t rows,
+                                                      Operation *user) {
+  Location loc = user->getLoc();
+  Type element = cast<RankedTensorType>(indices.getType()).getElementType();
   // This rank's first row as a [1] tensor: its entry of [0, rows, 2 rows,
   // ...], sliced at the rank.
-  Type indexElement = indexType.getElementType();
   SmallVector<int64_t> firsts(size());
   for (int64_t r = 0; r < size(); ++r)
     firsts[r] = r * rows;
-  Value starts = integerVector(builder, loc, indexElement, firsts);
+  builder.setInsertionPoint(user);
+  Value starts = integerVector(builder, loc, element, firsts);
   Value first = SliceOp::create(
-      builder, loc, RankedTensorType::get({1}, indexElement), starts,
-      ValueRange{blockOffset(1, gather)},
+      builder, loc, RankedTensorType::get({1}, element), starts,
+      ValueRange{blockOffset(1, user)},
       builder.getDenseI64ArrayAttr({ShapedType::kDynamic}),
       builder.getDenseI64ArrayAttr({1}), builder.getDenseI64ArrayAttr({1}));
-  builder.setInsertionPoint(gather);
+  builder.setInsertionPoint(user);
   auto scalar = [&](int64_t v) {
-    return scalarConstant(builder, loc, indexElement, (double)v);
+    return scalarConstant(builder, loc, element, (double)v);
   };
   Value local = SubOp::create(builder, loc, indices, first);
   Value clamped = MaxOp::create(
@@ -1206,22 +1224,81 @@ bool AxisPartitioner::partitionVocabParallel(GatherOp gather) {
   Value mine = CompareOp::create(
       builder, loc, CompareKindAttr::get(builder.getContext(), CompareKind::EQ),
       local, clamped);
+  return {clamped, mine};
+}
+
+/// `mine` (whether each index is in this rank's block) shaped to broadcast
+/// against a gathered (or scattered) [outer..., indices..., inner...] of
+/// rank `rank`, gathering along `axis`.
+static Value indexMask(OpBuilder &builder, Location loc, Value mine,
+                       int64_t axis, int64_t rank) {
+  auto indexType = cast<RankedTensorType>(mine.getType());
+  SmallVector<int64_t> shape(indexType.getShape());
+  shape.append(rank - 1 - axis, 1);
+  return ReshapeOp::create(builder, loc,
+                           RankedTensorType::get(shape, builder.getI1Type()),
+                           mine);
+}
+
+bool AxisPartitioner::partitionVocabParallel(GatherOp gather) {
+  Value table = gather.getInput(), indices = gather.getIndices();
+  GetWeightOp weight = weightReadOf(table);
+  auto tableType = cast<RankedTensorType>(table.getType());
+  int64_t axis = gather.getAxis();
+  int64_t vocab = tableType.getDimSize(axis);
+  if (!strategy.columnParallel || strategy.expertParallel ||
+      strategy.contextParallel || !weight || !readsWholeState(weight) ||
+      !readFirstBy(table, gather) || vocab % size() != 0 ||
+      vocab / size() < 2 || shardOf(indices) || partial.contains(indices))
+    return false;
+  // The token ids: a table indexed by computed positions is small, and
+  // split it would cost an all-reduce.
+  BlockArgument ids = tokenIdsOf(indices);
+  if (!ids)
+    return false;
+  FailureOr<Value> block = shardOn(table, Shard{axis, 1}, gather);
+  if (failed(block))
+    return false;
+  vocabParallelTables.insert({ids, tableType, axis});
+  auto [clamped, mine] = blockIndices(indices, vocab / size(), gather);
   gather.getInputMutable().assign(*block);
   gather.getIndicesMutable().assign(clamped);
-  // Rows of other ranks' blocks read as zeros: [indices..., 1...] against
-  // the gathered [outer..., indices..., inner...].
+  // Rows of other ranks' blocks read as zeros.
+  Location loc = gather.getLoc();
   auto resultType = cast<RankedTensorType>(gather.getType());
-  SmallVector<int64_t> maskShape(indexType.getShape());
-  maskShape.append(tableType.getRank() - 1 - axis, 1);
   builder.setInsertionPointAfter(gather);
-  Value mask = ReshapeOp::create(
-      builder, loc,
-      RankedTensorType::get(maskShape, builder.getI1Type()), mine);
+  Value mask = indexMask(builder, loc, mine, axis, tableType.getRank());
   Value zero = scalarConstant(builder, loc, resultType.getElementType(), 0.0);
   auto select = SelectOp::create(builder, loc, mask, gather.getResult(), zero);
   gather.getResult().replaceAllUsesExcept(select.getResult(), select);
   partial[select.getResult()] = ReductionKind::Sum;
   partitionedSomething = true;
+  return true;
+}
+
+bool AxisPartitioner::partitionVocabParallel(ScatterAddOp scatter) {
+  Value indices = scatter.getIndices();
+  auto resultType = cast<RankedTensorType>(scatter.getType());
+  int64_t axis = scatter.getAxis();
+  BlockArgument ids = tokenIdsOf(indices);
+  if (!ids || shardOf(indices) || partial.contains(indices) ||
+      !vocabParallelTables.contains({ids, resultType, axis}))
+    return false;
+  // Every rank adds all of the updates that fall in its block.
+  FailureOr<Value> updates = replicate(scatter.getUpdates(), scatter);
+  if (failed(updates))
+    return false;
+  auto [clamped, mine] =
+      blockIndices(indices, resultType.getDimSize(axis) / size(), scatter);
+  Location loc = scatter.getLoc();
+  builder.setInsertionPoint(scatter);
+  Value mask = indexMask(builder, loc, mine, axis, resultType.getRank());
+  Value zero = scalarConstant(builder, loc, resultType.getElementType(), 0.0);
+  Value masked = SelectOp::create(builder, loc, mask, *updates, zero);
+  scatter.getUpdatesMutable().assign(masked);
+  scatter.getIndicesMutable().assign(clamped);
+  scatter.getResult().setType(resize(resultType, axis, /*split=*/true));
+  setShard(scatter.getResult(), Shard{axis, 1});
   return true;
 }
 
@@ -1239,6 +1316,9 @@ LogicalResult AxisPartitioner::partition(Operation *op) {
     return success();
   if (auto gather = dyn_cast<GatherOp>(op);
       gather && partitionVocabParallel(gather))
+    return success();
+  if (auto scatter = dyn_cast<ScatterAddOp>(op);
+      scatter && partitionVocabParallel(scatter))
     return success();
   if (auto set = dyn_cast<SetWeightOp>(op))
     return partitionSetWeight(set);
@@ -1489,11 +1569,16 @@ LogicalResult AxisPartitioner::seedArguments() {
 
 LogicalResult AxisPartitioner::run() {
   // A state weight has one layout: its whole reads become one read, which
-  // is loaded sharded or whole for every reader (and its set agrees).
+  // is loaded sharded or whole for every reader (and its set agrees). A
+  // read an earlier axis sharded keeps that axis's layout (an expert
+  // weight split on ep is not split again on tp), except for ZeRO, which
+  // splits each rank's shard of every optimizer state (and under ZeRO-3
+  // parameter) again over dp.
   llvm::DenseMap<StringAttr, GetWeightOp> stateReads;
   for (Operation &op : llvm::make_early_inc_range(function.getBody().front())) {
     auto weight = dyn_cast<GetWeightOp>(&op);
-    if (!weight || weight.getSharding() || !readsWholeState(weight))
+    if (!weight || (weight.getSharding() && !strategy.zero) ||
+        !readsWholeState(weight))
       continue;
     auto [it, first] =
         stateReads.insert({weight.getNameAttr().getAttr(), weight});
@@ -1764,9 +1849,9 @@ void PartitionPass::runOnOperation() {
   }
   if (zero < 0 || zero > 3)
     return fail("zero=" + Twine(zero) + ": ZeRO stages are 1, 2 and 3");
-  if (zero > 0 && (tpSize > 1 || epSize > 1 || cpSize > 1))
-    return fail("zero=" + Twine(zero) + " with axes other than dp is not "
-                "supported yet");
+  if (zero > 0 && (epSize > 1 || cpSize > 1))
+    return fail("zero=" + Twine(zero) + " with ep or cp is not supported "
+                "yet (dp and tp are)");
   if (zero > 0 && dpSize < 2)
     return fail("zero=" + Twine(zero) + " splits the optimizer state over "
                 "the dp axis and needs dp=N with N >= 2");
@@ -1840,7 +1925,20 @@ void PartitionPass::runOnOperation() {
   if (walk.wasInterrupted())
     return signalPassFailure();
 
-  for (const AxisStrategy &strategy : strategies) {
+  // ZeRO shards what the other axes leave on a rank: the dp axis is
+  // partitioned last, so that its split of a parameter, a gradient and a
+  // moment is a block of the tensor-parallel shard (Megatron's distributed
+  // optimizer shards each rank's tp-local parameters over its dp group).
+  // The mesh keeps dp outermost; only the order of the passes changes.
+  SmallVector<const AxisStrategy *> order;
+  for (const AxisStrategy &strategy : strategies)
+    if (!strategy.zero)
+      order.push_back(&strategy);
+  for (const AxisStrategy &strategy : strategies)
+    if (strategy.zero)
+      order.push_back(&strategy);
+  for (const AxisStrategy *next : order) {
+    const AxisStrategy &strategy = *next;
     // State weights set sharded but read whole are stored sharded on a
     // second attempt (see AxisPartitioner::run); each attempt can only add
     // weights, so this ends.
@@ -1869,12 +1967,16 @@ void PartitionPass::runOnOperation() {
   for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
     function.removeArgAttr(i, kShardingAttrName);
   function.walk([](Operation *op) { op->removeAttr(kShardingAttrName); });
-  mergeAllReducedSums(function);
-  // A value partial on several axes (a weight gradient under dp and cp) was
-  // completed once per axis: one all-reduce over all of them instead.
-  if (strategies.size() > 1) {
+  // A value partial on several axes (a weight gradient under dp and cp, a
+  // ZeRO shard's square sum under dp and tp) was completed once per axis:
+  // one all-reduce over all of them instead. Before the sums are merged,
+  // so that the merge sees one group per set of axes.
+  auto mergeChains = [&] {
     RewritePatternSet patterns(&getContext());
     AllReduceOp::getCanonicalizationPatterns(patterns, &getContext());
     walkAndApplyPatterns(function, std::move(patterns));
-  }
+  };
+  if (strategies.size() > 1)
+    mergeChains();
+  mergeAllReducedSums(function);
 }

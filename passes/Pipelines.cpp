@@ -378,9 +378,9 @@ LogicalResult mlir::braid::buildDriverPipeline(
       return emitError("--zero " + Twine(train.zero) +
                        " splits the optimizer state over the data-parallel "
                        "ranks and needs --parallel dp=N");
-    if (train.zero > 0 && (parallel.tp > 0 || parallel.sp || parallel.ep > 0))
+    if (train.zero > 0 && (parallel.ep > 0 || parallel.cp > 0))
       return emitError("--zero " + Twine(train.zero) +
-                       " with axes other than dp is not supported yet");
+                       " with ep or cp is not supported yet (dp and tp are)");
     // Under tp a fused projection (GPT-2's c_attn, Phi-3's qkv and
     // gate_up) is trained as one parameter per piece, so that the
     // partitioner can split each piece by its own columns (Megatron's

@@ -34,7 +34,6 @@ std::vector<int64_t> sliceCounts(const std::vector<int64_t> &fullShape,
         " entries for a tensor of rank " + std::to_string(rank));
   std::vector<bool> used(mesh.axisNames.size(), false);
   for (size_t d = 0; d < rank; ++d) {
-    int64_t previous = -1;
     for (const std::string &axis : dimAxes[d]) {
       int64_t position = axisPosition(mesh, axis);
       if (position < 0)
@@ -45,12 +44,7 @@ std::vector<int64_t> sliceCounts(const std::vector<int64_t> &fullShape,
         throw std::invalid_argument("axis '" + axis +
                                     "' splits more than one dimension or "
                                     "splits one twice");
-      if (position < previous)
-        throw std::invalid_argument("dimension " + std::to_string(d) +
-                                    ": axes must be listed in mesh order ('" +
-                                    axis + "' comes earlier in the mesh)");
       used[position] = true;
-      previous = position;
       counts[d] *= mesh.axisSizes[position];
     }
     if (fullShape[d] % counts[d] != 0)

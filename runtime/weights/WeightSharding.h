@@ -5,10 +5,13 @@
 //===----------------------------------------------------------------------===//
 //
 // A plan says, per dimension of a weight, which mesh axes split it (none:
-// replicated). Along a dimension split over axes (a0, a1, ...), listed in
-// mesh order, a rank holds slice number `row-major coordinate of the rank over
-// (a0, a1, ...)` of `size / (|a0| * |a1| * ...)` elements, which is also the
-// rank's position in the collective group of those axes.
+// replicated). Along a dimension split over axes (a0, a1, ...), a rank holds
+// slice number `row-major coordinate of the rank over (a0, a1, ...)` of
+// `size / (|a0| * |a1| * ...)` elements: a0 cuts the dimension into blocks
+// and a1 cuts each of those. Listed in mesh order, that is also the rank's
+// position in the collective group of those axes; ZeRO under tensor
+// parallelism lists dp after tp (each dp rank's piece of a tp rank's
+// block), and gathers it over dp only.
 //
 // A plan may read only a block (a box) of a weight; the sharding then splits
 // the block, and a rank holds the block's offset plus its slice of the block.
@@ -39,8 +42,8 @@ struct ShardRegion {
 
 /// The shape of one rank's shard. Throws std::invalid_argument (with the
 /// dimension, axis and sizes) unless `dimAxes` is empty or has one entry per
-/// dimension, every axis exists in the mesh, no axis is used twice, the axes
-/// of a dimension are in mesh order and every split dimension divides evenly.
+/// dimension, every axis exists in the mesh, no axis is used twice and every
+/// split dimension divides evenly.
 std::vector<int64_t> shardShape(const std::vector<int64_t> &fullShape,
                                 const DimAxes &dimAxes, const MeshShape &mesh);
 

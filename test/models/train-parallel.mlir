@@ -25,18 +25,21 @@
 // and with sequence parallelism the all-gathers and reduce-scatters; the
 // losses stay one rank's.
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino=2 --force-overlap" --tag .domino | FileCheck %s --check-prefix=DOMINO
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2" --extra "--overlap domino-columns=2 --force-overlap" --tag .columns | FileCheck %s --check-prefix=DOMINO-OTHER
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2" --extra "--overlap domino-both=2 --force-overlap" --tag .both | FileCheck %s --check-prefix=DOMINO-OTHER
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino-columns=2 --force-overlap" --tag .columns | FileCheck %s --check-prefix=DOMINO-OTHER
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino-both=2 --force-overlap" --tag .both | FileCheck %s --check-prefix=DOMINO-OTHER
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2,dp=2;sp=2" --extra "--overlap domino=2 --force-overlap" --tag .spdomino | FileCheck %s --check-prefix=DOMINO-SP
 // RUN: grep -c "braid.all_reduce " %t/llama.adamw_clip.tp=2.domino.mlir | FileCheck %s --check-prefix=DOMINO-AR
 // RUN: grep -c "braid.all_gather " %t/llama.adamw_clip.sp=2.spdomino.mlir | FileCheck %s --check-prefix=DOMINO-AG
 // DOMINO-COUNT-12: {{(gpt2|llama|mixtral)}}.{{sgd|adamw_clip}}.{{tp=2|dp=2_tp=2}}.domino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO: PASS: 12 runs
-// DOMINO-OTHER: PASS: 2 runs
+// DOMINO-OTHER: PASS: 4 runs
 // DOMINO-SP-COUNT-8: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.{{sp=2|dp=2_sp=2}}.spdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO-SP: PASS: 8 runs
 // DOMINO-AR: 27
-// DOMINO-AG: 33
+// The sp Domino step's all-gathers include the embedding gradient's (its
+// masked local scatter reads the whole sequence's dY, which sp leaves
+// split: Megatron-SP's all-gather too), once per chunk: 35.
+// DOMINO-AG: 35
 // dp=4: the example models' batch of 2 does not split over 4 ranks, so
 // train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
 // (gpt2-b4, llama-b4) and compares with one rank of Braid on them: buckets
@@ -96,14 +99,26 @@
 // reduce-scattered into the update, parameters all-gathered; the same
 // losses, and no gradient all-reduce left (LLaMA with AdamW + clip: one
 // reduce-scatter and one all-gather per parameter, 21 each; the all-reduces
-// left are the loss's mean and the clipping norm's bucket).
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2" --extra "--zero 1" --tag .zero1 | FileCheck %s --check-prefix=ZERO
+// left are the loss's mean and the clipping norm's bucket). Under
+// dp=2,tp=2 the dp axis shards each rank's tensor-parallel block (the
+// moments of a row-parallel matrix sharded on [["tp", "dp"], []], of a
+// column-parallel one on [["dp"], ["tp"]]), and the clipping norm of the
+// tp-split parameters is one all-reduce over dp and tp.
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,dp=2;tp=2" --extra "--zero 1" --tag .zero1 | FileCheck %s --check-prefix=ZERO
+// RUN: grep -c "braid.reduce_scatter .* on @world\[\"dp\"\]" %t/llama.adamw_clip.dp=2_tp=2.zero1.mlir | FileCheck %s --check-prefix=PER-PARAMETER
+// RUN: grep -c "braid.all_gather .* on @world\[\"dp\"\]" %t/llama.adamw_clip.dp=2_tp=2.zero1.mlir | FileCheck %s --check-prefix=PER-PARAMETER
+// RUN: grep -c 'braid.all_reduce .* on @world\["dp", "tp"\]' %t/llama.adamw_clip.dp=2_tp=2.zero1.mlir | FileCheck %s --check-prefix=ZERO-TP-NORM
+// RUN: grep -c 'set_weight .* sharded on @world \[\["tp", "dp"\], \[\]\]' %t/llama.adamw_clip.dp=2_tp=2.zero1.mlir | FileCheck %s --check-prefix=ZERO-TP-ROWS
+// RUN: grep -c 'set_weight .* sharded on @world \[\["dp"\], \["tp"\]\]' %t/llama.adamw_clip.dp=2_tp=2.zero1.mlir | FileCheck %s --check-prefix=ZERO-TP-COLUMNS
 // RUN: grep -c "braid.reduce_scatter" %t/llama.adamw_clip.dp=2.zero1.mlir | FileCheck %s --check-prefix=PER-PARAMETER
 // RUN: grep -c "braid.all_gather" %t/llama.adamw_clip.dp=2.zero1.mlir | FileCheck %s --check-prefix=PER-PARAMETER
 // RUN: grep -c "braid.all_reduce" %t/llama.adamw_clip.dp=2.zero1.mlir | FileCheck %s --check-prefix=ZERO-AR
-// ZERO: PASS: 6 runs
+// ZERO: PASS: 12 runs
 // PER-PARAMETER: 21
 // ZERO-AR: 2
+// ZERO-TP-NORM: 1
+// ZERO-TP-ROWS: 10
+// ZERO-TP-COLUMNS: 22
 // ZeRO stage 2 keeps gradients only as shards after their reduction, which
 // stage 1 here does already (each gradient is reduce-scattered where it is
 // produced, the whole local gradient dies there): the same plan.
@@ -115,14 +130,17 @@
 // backward pass, the update on this rank's slice: the same losses; LLaMA
 // with AdamW + clip: 21 reduce-scatters, 41 all-gathers (21 forward, 20
 // backward: the embedding's backward needs no table), the 2 all-reduces of
-// ZeRO-1 and no other collective.
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2" --extra "--zero 3" --tag .zero3 | FileCheck %s --check-prefix=ZERO3
+// ZeRO-1 and no other collective. Under dp=2,tp=2 the same gathers, over
+// dp, of each rank's tensor-parallel block.
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,dp=2;tp=2" --extra "--zero 3" --tag .zero3 | FileCheck %s --check-prefix=ZERO3
+// RUN: grep -c "braid.all_gather .* on @world\[\"dp\"\]" %t/llama.adamw_clip.dp=2_tp=2.zero3.mlir | FileCheck %s --check-prefix=ZERO3-AG
+// RUN: grep -c "braid.regather" %t/llama.adamw_clip.dp=2_tp=2.zero3.mlir | FileCheck %s --check-prefix=ZERO3-REGATHER
 // RUN: grep -c "braid.reduce_scatter" %t/llama.adamw_clip.dp=2.zero3.mlir | FileCheck %s --check-prefix=PER-PARAMETER
 // RUN: grep -c "braid.all_gather" %t/llama.adamw_clip.dp=2.zero3.mlir | FileCheck %s --check-prefix=ZERO3-AG
 // RUN: grep -c "braid.regather" %t/llama.adamw_clip.dp=2.zero3.mlir | FileCheck %s --check-prefix=ZERO3-REGATHER
 // RUN: grep -c "braid.all_reduce" %t/llama.adamw_clip.dp=2.zero3.mlir | FileCheck %s --check-prefix=ZERO-AR
 // RUN: not grep -q "braid.all_to_all" %t/llama.adamw_clip.dp=2.zero3.mlir
-// ZERO3: PASS: 6 runs
+// ZERO3: PASS: 12 runs
 // ZERO3-AG: 41
 // ZERO3-REGATHER: 20
 // --memory-limit (the plan's peak per rank): LLaMA, SGD with momentum,

@@ -1,6 +1,7 @@
 // RUN: braid-opt %s --braid-partition="dp=2 zero=1" | FileCheck %s
-// RUN: not braid-opt %s --braid-partition="dp=2 tp=2 zero=1" 2>&1 | FileCheck %s --check-prefix=AXES
-// RUN: not braid-opt %s --braid-partition="zero=1 tp=2" 2>&1 | FileCheck %s --check-prefix=AXES
+// RUN: not braid-opt %s --braid-partition="dp=2 cp=2 zero=1" 2>&1 | FileCheck %s --check-prefix=AXES
+// RUN: not braid-opt %s --braid-partition="dp=2 ep=2 zero=1" 2>&1 | FileCheck %s --check-prefix=AXES
+// RUN: not braid-opt %s --braid-partition="zero=1 tp=2" 2>&1 | FileCheck %s --check-prefix=NO-DP
 // ZeRO stage 1 on a data-parallel step (SGD with momentum written out): the
 // momentum (a zero-initialized state weight) is stored split over dp, the
 // gradient (a partial sum over the batch) is reduce-scattered into the
@@ -19,7 +20,8 @@ braid.weight @w.momentum_buffer zeros state : tensor<8x16xf32>
 // CHECK: braid.all_gather %{{.*}} on @world["dp"] dim 0 : tensor<4x16xf32> -> tensor<8x16xf32>
 // CHECK: braid.set_weight @w, %{{.*}} : tensor<8x16xf32>
 // CHECK-NOT: braid.all_reduce %{{.*}} : tensor<8x16xf32>
-// AXES: zero=1 with axes other than dp is not supported yet
+// AXES: zero=1 with ep or cp is not supported yet (dp and tp are)
+// NO-DP: zero=1 splits the optimizer state over the dp axis and needs dp=N with N >= 2
 func.func @main(%x: tensor<4x8xf32>, %dy: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %w = braid.get_weight @w : tensor<8x16xf32>
   %y = braid.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>

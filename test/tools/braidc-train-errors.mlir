@@ -10,7 +10,7 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=big -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BUCKETS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 4 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO3
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-DP
-// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,tp=2 --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TP
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,cp=2 --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-CP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-TRAIN
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm foo=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-NAME
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --algorithm cocod-sgd=0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-PERIOD
@@ -57,7 +57,7 @@
 // BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in MiB >= 0 or auto
 // ZERO3: error: --zero 4: ZeRO stages are 1 (optimizer state split over the dp ranks), 2 (gradients too) and 3 (parameters too)
 // ZERO-DP: error: --zero 1 splits the optimizer state over the data-parallel ranks and needs --parallel dp=N
-// ZERO-TP: error: --zero 1 with axes other than dp is not supported yet
+// ZERO-CP: error: --zero 1 with ep or cp is not supported yet (dp and tp are)
 // ZERO-TRAIN: error: --zero needs --train
 // OPTIMIZER: error: --optimizer must be sgd or adamw, not 'adam'
 // BETAS: error: --betas needs two numbers B1,B2, not '0.9'
