@@ -166,6 +166,19 @@
 // RUN: tail -n +2 %t/z3second.csv > %t/z3second.rows
 // RUN: cat %t/z3first.csv %t/z3second.rows > %t/z3resumed.csv
 // RUN: diff %t/z3resumed.csv %t/llama.adamw_clip.dp=2.zero3.csv
+// The same under dp=2,tp=2, where each shard is dp's piece of a tp block
+// (["tp", "dp"]): resumed on four ranks it continues the run, and one rank
+// resumed from that (gathered) checkpoint stays on PyTorch's curve.
+// RUN: %mpirun -n 4 braid-run %t/llama.adamw_clip.dp=2_tp=2.zero3.bplan --steps 10 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3tpfirst.csv --save %t/z3tpstep10.safetensors > /dev/null
+// RUN: %mpirun -n 4 braid-run %t/llama.adamw_clip.dp=2_tp=2.zero3.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3tpsecond.csv --resume %t/z3tpstep10.safetensors > /dev/null
+// RUN: tail -n +2 %t/z3tpsecond.csv > %t/z3tpsecond.rows
+// RUN: cat %t/z3tpfirst.csv %t/z3tpsecond.rows > %t/z3tpresumed.csv
+// RUN: diff %t/z3tpresumed.csv %t/llama.adamw_clip.dp=2_tp=2.zero3.csv
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --clip-norm 0.5 -o %t/llama.z3tp.one.bplan --progress=false
+// RUN: braid-run %t/llama.z3tp.one.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3tpone.csv --resume %t/z3tpstep10.safetensors > /dev/null
+// RUN: head -n 1 %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv > %t/z3tplast10.csv
+// RUN: tail -n 10 %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv >> %t/z3tplast10.csv
+// RUN: %python %S/compare_losses.py %t/z3tpone.csv %t/z3tplast10.csv | FileCheck %s --check-prefix=ONE
 // Sequence parallelism (Megatron-SP on tp=2), alone and with dp=2:
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2,dp=2;sp=2" | FileCheck %s --check-prefix=SP
 // SP: PASS: 12 runs
