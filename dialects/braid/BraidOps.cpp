@@ -629,10 +629,12 @@ DimensionMapping ReshapeOp::getDimensionMapping() {
         outDims[groupOut.front()].push_back(f);
       }
     } else {
+      // No block of the result is a reshape of a block of the input (the
+      // sequence merged with part of the hidden size): both sides whole.
       for (size_t d : groupIn)
         inDims[d].push_back(mapping.addFactor(in[d], FactorKind::Whole));
       for (size_t d : groupOut)
-        outDims[d].push_back(mapping.addFactor(out[d], FactorKind::Parallel));
+        outDims[d].push_back(mapping.addFactor(out[d], FactorKind::Whole));
     }
   }
   mapping.addOperand(std::move(inDims));

@@ -89,8 +89,9 @@ func.func @samples(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
   // A split of one dimension into two shares factors exactly.
   %rs0 = braid.reshape %x64 {expected_mapping = "([f0, f1, (f2 f3)]) -> ([f0, f1, f2, f3]) {f0 = 2, f1 = 8, f2 = 4, f3 = 16}", expected_flops = 0, expected_bytes = 0} : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
   %rs1 = braid.reshape %x4d {expected_mapping = "([f0, f1, f2, f3]) -> ([(f0 f1), (f2 f3)]) {f0 = 2, f1 = 8, f2 = 4, f3 = 16}", expected_flops = 0, expected_bytes = 0} : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
-  // 6x4 -> 4x6 has no factor-preserving grouping: the input is needed whole.
-  %rs2 = braid.reshape %x64b {expected_mapping = "([f0, f1]) -> ([f2, f3]) {f0 = 6 whole, f1 = 4 whole, f2 = 4, f3 = 6}", expected_flops = 0, expected_bytes = 0} : tensor<6x4xf32> -> tensor<4x6xf32>
+  // 6x4 -> 4x6 has no factor-preserving grouping: the input is needed whole,
+  // and no block of the result is a reshape of a block of it.
+  %rs2 = braid.reshape %x64b {expected_mapping = "([f0, f1]) -> ([f2, f3]) {f0 = 6 whole, f1 = 4 whole, f2 = 4 whole, f3 = 6 whole}", expected_flops = 0, expected_bytes = 0} : tensor<6x4xf32> -> tensor<4x6xf32>
   %rs3 = braid.reshape %row {expected_mapping = "([_, f0]) -> ([f0]) {f0 = 8}", expected_flops = 0, expected_bytes = 0} : tensor<1x8xf32> -> tensor<8xf32>
 
   %tr = braid.transpose %x4d [0, 2, 1, 3] {expected_mapping = "([f0, f1, f2, f3]) -> ([f0, f2, f1, f3]) {f0 = 2, f1 = 8, f2 = 4, f3 = 16}", expected_flops = 0, expected_bytes = 8192} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
