@@ -40,28 +40,72 @@ using namespace mlir::braid;
 
 namespace {
 
-/// Seeds every tensor input of `function` with at least `dim + 1` dimensions
-/// split along `dim` into chunks of `sizes` (which must add up to the
-/// dimension); fails naming the first input they do not fit.
+/// Whether `slice` is this rank's block of its input along `dim` only (the
+/// partitioner's slice of an input split over an outer mesh axis).
+bool isRankBlock(SliceOp slice, int64_t dim) {
+  auto in = cast<RankedTensorType>(slice.getInput().getType());
+  auto out = cast<RankedTensorType>(slice.getType());
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    bool cut = d == dim;
+    if (slice.getStaticStrides()[d] != 1 ||
+        (cut ? !ShapedType::isDynamic(offsets[d])
+             : offsets[d] != 0 || out.getDimSize(d) != in.getDimSize(d)))
+      return false;
+  }
+  return true;
+}
+
+/// The values that hold `function`'s inputs along `dim` as it computes
+/// them: each tensor input with `dim` larger than 1 or, where the
+/// partitioner split an input over an outer axis (dp before Domino's
+/// rows), the slices of it this rank computes with.
+SmallVector<std::pair<Value, unsigned>> inputValues(func::FuncOp function,
+                                                    int64_t dim) {
+  SmallVector<std::pair<Value, unsigned>> values;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() <= dim || type.getDimSize(dim) == 1)
+      continue;
+    bool sliced = !arg.use_empty() && llvm::all_of(arg.getUsers(), [&](
+                                                       Operation *user) {
+      auto slice = dyn_cast<SliceOp>(user);
+      return slice && isRankBlock(slice, dim);
+    });
+    if (!sliced) {
+      values.push_back({arg, arg.getArgNumber()});
+      continue;
+    }
+    for (Operation *user : arg.getUsers())
+      values.push_back({user->getResult(0), arg.getArgNumber()});
+  }
+  return values;
+}
+
+/// Seeds every tensor input of `function` (or this rank's block of it, see
+/// inputValues) with at least `dim + 1` dimensions split along `dim` into
+/// chunks of `sizes` (which must add up to the dimension); fails naming the
+/// first input they do not fit.
 LogicalResult seedInputs(ChunkAnalysis &analysis, func::FuncOp function,
                          int64_t dim, ArrayRef<int64_t> sizes,
                          StringRef pass) {
   int64_t total = 0;
   for (int64_t s : sizes)
     total += s;
-  for (BlockArgument arg : function.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || type.getRank() <= dim || type.getDimSize(dim) == 1)
+  for (auto [value, argument] : inputValues(function, dim)) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getDimSize(dim) == 1)
       continue;
     if (type.getDimSize(dim) != total || llvm::any_of(sizes, [](int64_t s) {
           return s <= 0;
         }))
       return function.emitError(pass)
              << ": dimension " << dim << " (size " << type.getDimSize(dim)
-             << ") of argument " << arg.getArgNumber() << " of @"
+             << (isa<BlockArgument>(value) ? "" : " on this rank")
+             << ") of argument " << argument << " of @"
              << function.getSymName() << " cannot be split into chunks of "
              << llvm::interleaved_array(sizes);
-    analysis.seedValue(arg, {dim, SmallVector<int64_t>(sizes)});
+    analysis.seedValue(value, {dim, SmallVector<int64_t>(sizes)});
   }
   return success();
 }
@@ -137,10 +181,10 @@ struct PrintChunkRunsPass
 
 int64_t mlir::braid::inputDimSize(func::FuncOp function, int64_t dim) {
   int64_t size = 0;
-  for (BlockArgument arg : function.getArguments())
-    if (auto type = dyn_cast<RankedTensorType>(arg.getType());
-        type && type.getRank() > dim && type.getDimSize(dim) > 1)
-      size = type.getDimSize(dim);
+  for (auto [value, argument] : inputValues(function, dim))
+    if (int64_t s = cast<RankedTensorType>(value.getType()).getDimSize(dim);
+        s > 1)
+      size = s;
   return size;
 }
 
@@ -360,14 +404,30 @@ LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
     int64_t batch = inputDimSize(function, 0);
     if (batch == 0)
       return function.emitError("braid-domino: no input of @")
-             << name << " has a batch (dimension 0) larger than 1 to split";
+             << name
+             << " has a batch (dimension 0) larger than 1 to split on this "
+                "rank";
+    bool local = llvm::any_of(inputValues(function, 0), [](auto &entry) {
+      return !isa<BlockArgument>(entry.first);
+    });
     if (batch < count)
-      return function.emitError("braid-domino: the batch (")
-             << batch << ") cannot be split into " << count << " chunks";
+      return function.emitError("braid-domino: the batch")
+             << (local ? " on this rank" : "") << " (" << batch
+             << ") cannot be split into " << count << " chunks";
     if (failed(seedInputs(rows, function, 0, evenChunks(batch, count),
                           "braid-domino")))
       return failure();
     rows.run(body);
+    // Domino hides a chunk's collectives behind another chunk's compute:
+    // chunks that split none hide nothing (a data-parallel step, whose
+    // gradients are summed over the chunks before their all-reduce).
+    if (llvm::none_of(rows.getOps(), [](auto &entry) {
+          return isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(entry.first);
+        }))
+      return function.emitError("braid-domino: the ")
+             << count << " row chunks of @" << name
+             << " split no collective (Domino hides tensor-parallel "
+                "all-reduces, all-gathers and reduce-scatters; give tp)";
     if (failed(rows.rewrite(body)))
       return failure();
     contractPerChunk(function);

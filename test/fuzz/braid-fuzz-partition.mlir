@@ -4,7 +4,7 @@
 // any rounding difference between the reference interpreter and the CPU
 // executor counts).
 // RUN: braid-fuzz-partition --reproduce=%s --mesh=tp=2 | FileCheck %s --check-prefix=TP
-// RUN: braid-fuzz-partition --reproduce=%s --mesh=dp=2,tp=2 --overlap=domino-both=2 | FileCheck %s --check-prefix=OVERLAP
+// RUN: braid-fuzz-partition --reproduce=%s --mesh=dp=2,tp=2 --overlap=domino-columns=2 | FileCheck %s --check-prefix=OVERLAP
 // RUN: braid-fuzz-partition --reproduce=%s --mesh=none | FileCheck %s --check-prefix=NONE
 // RUN: braid-fuzz-partition --reproduce=%s --mesh=dp=3 | FileCheck %s --check-prefix=REJECT
 // RUN: braid-fuzz-partition --reproduce=%s --pipeline='braid-partition{tp=2},braid-to-exec' | FileCheck %s --check-prefix=PIPELINE
@@ -15,7 +15,7 @@
 // TP-NEXT: output 'y': max abs error {{.*}}, relative {{.*}} (worst rank {{[01]}})
 
 // OVERLAP: pass on 4 ranks
-// OVERLAP-NEXT: pipeline: {{.*}},braid-partition{{.*}}dp=2{{.*}}tp=2 zero=0},braid-domino{chunks=2 force=true function= hw=dgx-h100 split=both},braid-schedule{{.*}},braid-verify-collectives{{.*}},braid-to-exec{{.*}}
+// OVERLAP-NEXT: pipeline: {{.*}},braid-partition{{.*}}dp=2{{.*}}tp=2 zero=0},braid-domino{chunks=2 force=true function= hw=dgx-h100 split=columns},braid-schedule{{.*}},braid-verify-collectives{{.*}},braid-to-exec{{.*}}
 
 // NONE: pass on 1 ranks
 // NONE-NEXT: pipeline: canonicalize{{.*}},braid-raise-attention,braid-raise-fused-ops{activations=true norms=true rotary=true},canonicalize{{.*}},cse,braid-to-exec{{.*}}

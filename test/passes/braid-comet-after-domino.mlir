@@ -1,8 +1,10 @@
 // braid-comet refuses an MoE layer whose expert-parallel all-to-all Domino
 // has split (found by braid-fuzz-partition: ep=2,tp=2 with domino-both=2
 // then comet gave wrong logits, relative error 0.4, on 4 ranks): COMET's
-// pieces are in rank-rotated order, Domino's in group order.
-// RUN: not braid-opt %s --pass-pipeline='builtin.module(braid-partition{ep=2 tp=2},braid-domino{chunks=2 split=both force=true},braid-comet{combine-chunks=1})' 2>&1 | FileCheck %s
+// pieces are in rank-rotated order, Domino's in group order. (The column
+// chunks cut the slots: ep splits the batch of 2, so no rank has rows left
+// for Domino's row chunks, which braid-domino now refuses.)
+// RUN: not braid-opt %s --pass-pipeline='builtin.module(braid-partition{ep=2 tp=2},braid-domino{chunks=2 split=columns force=true},braid-comet{combine-chunks=1})' 2>&1 | FileCheck %s
 // CHECK: error: 'braid.concat' op braid-comet: the slots of an expert-parallel all-to-all are cut or joined before the experts (Domino's chunks?); COMET cuts them by source rank itself: run it on MoE layers Domino has not split
 
 module {

@@ -31,6 +31,16 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 3 --algorithm acco=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-ZERO3
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=auto --algorithm acco -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ACCO-BUCKETS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --algorithm cocod-sgd=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ALGO-TRAIN
+// Domino's rows split this rank's block of the batch, and hide the
+// collectives of tensor parallelism: with one row left on a rank, or with
+// no tensor-parallel collective to chunk (dp alone), forced row chunks are
+// an error, not a plan that silently splits nothing.
+// RUN: not braidc %braid_src_root/examples/models/llama/model.onnx --train --parallel dp=2,tp=2 --overlap domino=2 --force-overlap -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=DOMINO-ROW
+// RUN: not braidc %braid_src_root/examples/models/llama/model.onnx --train --parallel dp=2 --overlap domino=2 --force-overlap -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=DOMINO-ROW
+// DOMINO-ROW: error: braid-domino: no input of @main has a batch (dimension 0) larger than 1 to split on this rank
+// RUN: not braidc %braid_src_root/examples/models/llama/model.onnx --train --overlap domino=2 --force-overlap -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=DOMINO-NONE
+// DOMINO-NONE: error: braid-domino: the 2 row chunks of @main split no collective (Domino hides tensor-parallel all-reduces, all-gathers and reduce-scatters; give tp)
+// RUN: not test -e %t/out.bplan
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --memory-limit 12x -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --memory-limit 0 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT0
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --memory-limit 1M -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT-OVERLAP
