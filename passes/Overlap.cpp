@@ -401,13 +401,14 @@ LogicalResult mlir::braid::applyDomino(ModuleOp module, StringRef name,
   Block &body = function.getBody().front();
   if (split != "columns") {
     ChunkAnalysis rows;
+    SmallVector<std::pair<Value, unsigned>> inputs = inputValues(function, 0);
     int64_t batch = inputDimSize(function, 0);
     if (batch == 0)
       return function.emitError("braid-domino: no input of @")
              << name
              << " has a batch (dimension 0) larger than 1 to split on this "
                 "rank";
-    bool local = llvm::any_of(inputValues(function, 0), [](auto &entry) {
+    bool local = llvm::any_of(inputs, [](auto &entry) {
       return !isa<BlockArgument>(entry.first);
     });
     if (batch < count)

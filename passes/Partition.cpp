@@ -1213,7 +1213,6 @@ std::pair<Value, Value> AxisPartitioner::blockIndices(Value indices,
       ValueRange{blockOffset(1, user)},
       builder.getDenseI64ArrayAttr({ShapedType::kDynamic}),
       builder.getDenseI64ArrayAttr({1}), builder.getDenseI64ArrayAttr({1}));
-  builder.setInsertionPoint(user);
   auto scalar = [&](int64_t v) {
     return scalarConstant(builder, loc, element, (double)v);
   };
