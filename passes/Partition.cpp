@@ -156,10 +156,11 @@ public:
   /// (a previous attempt found them set sharded; see run()).
   AxisPartitioner(func::FuncOp function, MeshOp mesh, AxisStrategy strategy,
                   bool allowReplicated,
-                  const llvm::MapVector<StringAttr, Shard> &storedSharded)
+                  const llvm::MapVector<StringAttr, Shard> &storedSharded,
+                  bool byCost)
       : function(function), mesh(mesh), strategy(std::move(strategy)),
         allowReplicated(allowReplicated), storedSharded(storedSharded),
-        builder(function.getContext()) {}
+        byCost(byCost), builder(function.getContext()) {}
 
   /// Partitions the function along the axis. State weights (training) are
   /// stored the way the step reads them: a parameter that a column-parallel
@@ -176,6 +177,9 @@ public:
   const llvm::MapVector<StringAttr, Shard> &wantedSharded() const {
     return wantSharded;
   }
+  /// Whether an op took the split of an operand other than the first
+  /// sharded one because it moves less (see cheapestCarried).
+  bool choseOtherThanFirst() const { return choseByCost; }
 
 private:
   int64_t size() const { return strategy.size; }
@@ -313,6 +317,29 @@ private:
   /// replicated). Looks ahead through consumers, so a producer's choice
   /// follows what its users need.
   bool splitPays(Value value, Shard shard, unsigned depth = 0);
+  /// Elements of the sharded operands of `op` that computing it in blocks
+  /// of `split` moves: an operand sharded otherwise is exchanged (its
+  /// block) or gathered (every other rank's block), unless that resharding
+  /// exists already.
+  int64_t reshardingCost(Operation *op, const DimensionMapping &mapping,
+                         FactorSplit split);
+  /// The gather of the sharded `v` made already that `user` may read, or
+  /// null.
+  Value ownWhole(Value v, Operation *user);
+  /// Whether gather(v, user) would make no collective: a gather of `v`, or
+  /// of the value a reshape computed `v` from, exists for it.
+  bool hasWhole(Value v, Operation *user);
+  /// The op computing the training step's loss when the function is one.
+  Operation *loss = nullptr;
+  /// Of the factor splits that the sharded operands of `op` carry, the one
+  /// with the smallest reshardingCost (the first on a tie), or std::nullopt.
+  /// In the backward pass under sequence parallelism, the gradient arrives
+  /// split by tokens and the weight by features: Megatron-SP's choice,
+  /// gathering the gradient, is the cheaper one where the weight is larger
+  /// than the gradient's block times the ranks, and keeps the backward's
+  /// activations split by features as the forward pass stored them.
+  std::optional<FactorSplit> cheapestCarried(Operation *op,
+                                             const DimensionMapping &mapping);
   /// The combiner of the partial operands of `op` when they may flow
   /// through it uncompleted (see DimensionMappingOpInterface::
   /// propagatesPartialSums), or std::nullopt when they are completed first.
@@ -359,6 +386,10 @@ private:
   AxisStrategy strategy;
   bool allowReplicated;
   const llvm::MapVector<StringAttr, Shard> &storedSharded;
+  /// cheapestCarried compares costs; otherwise the first sharded operand's
+  /// split is taken.
+  bool byCost;
+  bool choseByCost = false;
   OpBuilder builder;
   /// State weights read sharded on this axis, with how.
   llvm::DenseMap<StringAttr, Shard> stateShards;
@@ -541,8 +572,6 @@ Value AxisPartitioner::reduceScatter(Value v, Shard want, Operation *user) {
 
 FailureOr<Value> AxisPartitioner::gather(Value v, Operation *user) {
   Shard shard = *shardOf(v);
-  if (auto it = resharded.find({v, -1, 1}); it != resharded.end())
-    return it->second;
   if (routing.count(v))
     return user->emitOpError("braid-partition: this op needs whole the "
                              "expert slots that a block of tokens filled "
@@ -550,6 +579,24 @@ FailureOr<Value> AxisPartitioner::gather(Value v, Operation *user) {
            << strategy.axis << "'; only a braid.moe_combine of the same "
            << "tokens can read them";
   auto type = cast<RankedTensorType>(v.getType());
+  if (Value whole = ownWhole(v, user))
+    return whole;
+  // A reshape this pass computed on blocks of a value gathered already:
+  // the reshape of that whole, so that the gather is shared (a weight
+  // gradient reads the tokens flattened, [B * S, h], the data gradient
+  // [B, S, h]).
+  if (auto reshape = v.getDefiningOp<ReshapeOp>();
+      reshape && shardOf(reshape.getInput()) &&
+      !routing.count(reshape.getInput()) &&
+      hasWhole(reshape.getInput(), user)) {
+    FailureOr<Value> input = gather(reshape.getInput(), user);
+    if (failed(input))
+      return failure();
+    Value g = reshapeTo(*input, resize(type, shard.dim, /*split=*/false),
+                        user);
+    resharded[{v, -1, 1}] = g;
+    return g;
+  }
   SmallVector<int64_t> position;
   Value expanded = expand(v, {{shard.dim, shard.outer}}, position, user);
   auto expandedType = cast<RankedTensorType>(expanded.getType());
@@ -662,6 +709,31 @@ FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
     return it->second;
   auto type = cast<RankedTensorType>(v.getType());
   Location loc = user->getLoc();
+  // A broadcast sharded on another dimension: broadcast its input's block
+  // again (a per-position scale, [B, S / n, 1] -> [B, S / n, V], wanted
+  // split by V: gathering the [B, S, 1] moves V times less than an
+  // all-to-all of the broadcast).
+  if (auto broadcast = v.getDefiningOp<BroadcastToOp>();
+      broadcast && current && current->dim != want.dim && want.outer == 1) {
+    Value input = broadcast.getInput();
+    int64_t own = want.dim - (type.getRank() -
+                              cast<RankedTensorType>(input.getType()).getRank());
+    FailureOr<Value> block =
+        own < 0 || cast<RankedTensorType>(input.getType()).getDimSize(own) == 1
+            ? replicate(input, user)
+            : shardOn(input, Shard{own, 1}, user);
+    if (failed(block))
+      return failure();
+    builder.setInsertionPoint(user);
+    Value r = BroadcastToOp::create(
+        builder, loc,
+        resize(resize(type, current->dim, /*split=*/false), want.dim,
+               /*split=*/true),
+        *block);
+    setShard(r, want);
+    resharded[{v, want.dim, want.outer}] = r;
+    return r;
+  }
   // Sharded on another dimension: one all-to-all moves the split (around
   // the views that make both splits contiguous).
   if (current && current->dim != want.dim) {
@@ -778,19 +850,29 @@ void AxisPartitioner::loadSharded(GetWeightOp weight, Shard want) {
     stateShards[weight.getNameAttr().getAttr()] = want;
 }
 
+/// The op that computes the loss of a training step (its first result),
+/// through the collectives that complete it on an earlier axis (a fused
+/// cross entropy, or the vocabulary-parallel loss's mean): the backward
+/// pass starts after it. Null without results, and with `stepOnly` unless
+/// the function is a training step (a scalar first result, weights set).
+static Operation *lossOf(func::FuncOp function, bool stepOnly) {
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto scalar = ret.getNumOperands() == 0
+                    ? nullptr
+                    : dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+  if (!scalar || (stepOnly && (scalar.getRank() != 0 ||
+                               body.getOps<SetWeightOp>().empty())))
+    return nullptr;
+  Value v = ret.getOperand(0);
+  while (auto reduce = v.getDefiningOp<AllReduceOp>())
+    v = reduce.getInput();
+  return v.getDefiningOp();
+}
+
 LogicalResult AxisPartitioner::gatherParameters() {
   Block &body = function.getBody().front();
-  // The backward pass starts after the loss: the step's first result,
-  // through the collectives that complete it on an earlier axis (a fused
-  // cross entropy, or the vocabulary-parallel loss's mean).
-  Operation *loss = nullptr;
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() != 0) {
-    Value v = ret.getOperand(0);
-    while (auto reduce = v.getDefiningOp<AllReduceOp>())
-      v = reduce.getInput();
-    loss = v.getDefiningOp();
-  }
+  Operation *loss = lossOf(function, /*stepOnly=*/false);
   for (auto read : llvm::make_early_inc_range(body.getOps<GetWeightOp>())) {
     auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
         read, read.getNameAttr());
@@ -1040,6 +1122,102 @@ AxisPartitioner::partialThrough(Operation *op,
   return kind;
 }
 
+int64_t AxisPartitioner::reshardingCost(Operation *op,
+                                        const DimensionMapping &mapping,
+                                        FactorSplit split) {
+  // In elements each rank receives, times size / (size - 1): an all-to-all
+  // of a block b receives b (size - 1) / size, a gather b (size - 1), a
+  // reduce-scatter of a whole partial w receives w (size - 1) / size.
+  int64_t cost = 0;
+  for (auto [j, operand] : llvm::enumerate(op->getOperands())) {
+    std::optional<Shard> current = shardOf(operand);
+    if (!current)
+      continue;
+    std::optional<Shard> want =
+        shardOfSplit(mapping, mapping.getOperands()[j], split);
+    if (want == current)
+      continue;
+    if (want ? resharded.contains({operand, want->dim, want->outer})
+             : hasWhole(operand, op))
+      continue;
+    int64_t block = getNumElements(operand);
+    // A broadcast moves its input (see shardOn).
+    if (auto broadcast = operand.getDefiningOp<BroadcastToOp>();
+        broadcast && want && want->dim != current->dim && want->outer == 1)
+      block = getNumElements(broadcast.getInput());
+    cost += want ? block : block * size();
+  }
+  // A contraction split leaves the result partial, completed later.
+  if (mapping.getFactors()[split.factor].kind == FactorKind::Reduction)
+    for (Value result : op->getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        cost += getNumElements(result);
+  return cost;
+}
+
+Value AxisPartitioner::ownWhole(Value v, Operation *user) {
+  auto it = resharded.find({v, -1, 1});
+  if (it == resharded.end())
+    return Value();
+  // Megatron-SP: the backward pass gathers a forward activation again
+  // rather than keeping it whole from the forward pass (what sequence
+  // parallelism saves is that activation's memory). Context parallelism
+  // keeps its gathered keys and values for the backward pass.
+  Operation *gathered = it->second.getDefiningOp();
+  if (strategy.sequenceParallel && loss && gathered && gathered->getBlock() == loss->getBlock() &&
+      user->getBlock() == loss->getBlock() &&
+      !loss->isBeforeInBlock(gathered) && loss->isBeforeInBlock(user) &&
+      !weightReadOf(v))
+    return Value();
+  return it->second;
+}
+
+bool AxisPartitioner::hasWhole(Value v, Operation *user) {
+  for (;;) {
+    if (ownWhole(v, user))
+      return true;
+    auto reshape = v.getDefiningOp<ReshapeOp>();
+    if (!reshape || !shardOf(reshape.getInput()))
+      return false;
+    v = reshape.getInput();
+  }
+}
+
+std::optional<FactorSplit>
+AxisPartitioner::cheapestCarried(Operation *op,
+                                 const DimensionMapping &mapping) {
+  std::optional<FactorSplit> best;
+  int64_t bestCost = 0;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    std::optional<Shard> shard = shardOf(operand);
+    if (!shard)
+      continue;
+    std::optional<FactorSplit> split = carriedSplit(op, mapping, i, *shard);
+    if (!split || (best && best->factor == split->factor &&
+                   best->within == split->within))
+      continue;
+    int64_t cost = reshardingCost(op, mapping, *split);
+    if (best && cost >= bestCost)
+      continue;
+    // Another operand's split only where its users can carry the result's
+    // (none needs it whole, no expert slots routed otherwise).
+    if (best && op->getNumResults() == 1)
+      if (std::optional<Shard> result =
+              shardOfSplit(mapping, mapping.getResults()[0], *split);
+          result && !splitPays(op->getResult(0), *result))
+        continue;
+    if (best && !byCost)
+      continue;
+    if (best)
+      choseByCost = true;
+    if (!best || cost < bestCost) {
+      best = split;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
 void AxisPartitioner::leftWhole(Operation *op, const Twine &why) {
   if (llvm::any_of(wholeOps, [&](const auto &entry) { return entry.first == op; }))
     return;
@@ -1123,12 +1301,9 @@ AxisPartitioner::chooseFactor(Operation *op, const DimensionMapping &mapping) {
           usable(op, mapping, FactorSplit{(int)g, it->second.within}))
         return FactorSplit{(int)g, it->second.within};
   }
-  // The factor a sharded operand carries.
-  std::optional<FactorSplit> carried;
-  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    if (std::optional<Shard> shard = shardOf(operand))
-      if ((carried = carriedSplit(op, mapping, i, *shard)))
-        break;
+  // The factor a sharded operand carries; where operands carry different
+  // ones, the one that moves the fewest elements of the others.
+  std::optional<FactorSplit> carried = cheapestCarried(op, mapping);
   // Megatron: the weight's own output factor (column parallel) unless the
   // contraction is already split (row parallel).
   if (weight >= 0 && strategy.columnParallel) {
@@ -1589,6 +1764,8 @@ LogicalResult AxisPartitioner::run() {
   SmallVector<Operation *> ops;
   for (Operation &op : function.getBody().front())
     ops.push_back(&op);
+  if (!ops.empty())
+    loss = lossOf(function, /*stepOnly=*/true);
   for (Operation *op : ops)
     if (auto mappingOp = dyn_cast<DimensionMappingOpInterface>(op))
       mappings[op] = mappingOp.getDimensionMapping();
@@ -1942,11 +2119,33 @@ void PartitionPass::runOnOperation() {
     // second attempt (see AxisPartitioner::run); each attempt can only add
     // weights, so this ends.
     llvm::MapVector<StringAttr, Shard> storedSharded;
+    // Choices by cost are local: where one leads to a program this pass
+    // cannot partition (a gradient split by features reaching expert slots
+    // that a block of tokens filled), the axis is partitioned again taking
+    // the first sharded operand's split, as before costs were compared.
+    bool byCost = true;
     while (true) {
       func::FuncOp original = function.clone();
       AxisPartitioner partitioner(function, mesh, strategy, allowReplicated,
-                                  storedSharded);
-      LogicalResult status = partitioner.run();
+                                  storedSharded, byCost);
+      SmallVector<Diagnostic> held;
+      LogicalResult status = failure();
+      {
+        ScopedDiagnosticHandler hold(&getContext(), [&](Diagnostic &d) {
+          held.push_back(std::move(d));
+          return success();
+        });
+        status = partitioner.run();
+      }
+      if (failed(status) && byCost && partitioner.choseOtherThanFirst()) {
+        byCost = false;
+        function.getBody().takeBody(original.getBody());
+        function.setType(original.getFunctionType());
+        original.erase();
+        continue;
+      }
+      for (Diagnostic &d : held)
+        getContext().getDiagEngine().emit(std::move(d));
       bool again = false;
       if (succeeded(status))
         for (auto [name, shard] : partitioner.wantedSharded())

@@ -50,7 +50,7 @@
 // The sp Domino step's all-gathers include the embedding gradient's (its
 // masked local scatter reads the whole sequence's dY, which sp leaves
 // split: Megatron-SP's all-gather too), once per chunk: 35.
-// DOMINO-AG: 35
+// DOMINO-AG: 34
 // dp=4: the example models' batch of 2 does not split over 4 ranks, so
 // train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
 // (gpt2-b4, llama-b4) and compares with one rank of Braid on them: buckets
