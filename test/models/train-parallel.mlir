@@ -47,9 +47,8 @@
 // DOMINO-SP-COUNT-4: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.sp=2.spdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO-SP: PASS: 4 runs
 // DOMINO-AR: 27
-// The sp Domino step's all-gathers include the embedding gradient's (its
-// masked local scatter reads the whole sequence's dY, which sp leaves
-// split: Megatron-SP's all-gather too), once per chunk: 35.
+// The sp Domino step's all-gathers are the plain sp step's 17 (below),
+// each once per chunk: 34.
 // DOMINO-AG: 34
 // dp=4: the example models' batch of 2 does not split over 4 ranks, so
 // train_parallel.py writes GPT-2- and LLaMA-shaped models of batch 4
@@ -197,9 +196,23 @@
 // RUN: head -n 1 %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv > %t/z3tplast10.csv
 // RUN: tail -n 10 %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv >> %t/z3tplast10.csv
 // RUN: %python %S/compare_losses.py %t/z3tpone.csv %t/z3tplast10.csv | FileCheck %s --check-prefix=ONE
-// Sequence parallelism (Megatron-SP on tp=2), alone and with dp=2:
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2,dp=2;sp=2" | FileCheck %s --check-prefix=SP
-// SP: PASS: 12 runs
+// Sequence parallelism (Megatron-SP on tp=2), alone and with dp=2, and on
+// tp=4 (Mixtral's sp=4 step is partitioned taking the first operand's
+// split: by cost, a gradient split by features reaches expert slots that a
+// block of tokens filled):
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2,dp=2;sp=2,sp=4" | FileCheck %s --check-prefix=SP
+// SP: PASS: 18 runs
+// Megatron-SP's collectives at sp=2: no all-to-all (the backward's data
+// gradients are computed split by features from the gathered output
+// gradient, the LM head's softmax gradient split by the vocabulary), and on
+// LLaMA per layer 2 all-gathers and 2 reduce-scatters forward, 4 and 2
+// backward (the output gradients' and the inputs' again), with the
+// embedding's, the LM head's and the loss's: 17 and 13.
+// RUN: not grep -q "braid.all_to_all " %t/gpt2.adamw_clip.sp=2.mlir %t/llama.adamw_clip.sp=2.mlir %t/mixtral.adamw_clip.sp=2.mlir %t/llama.sgd.dp=2_sp=2.mlir
+// RUN: grep -c "braid.all_gather " %t/llama.adamw_clip.sp=2.mlir | FileCheck %s --check-prefix=SP-AG
+// RUN: grep -c "braid.reduce_scatter " %t/llama.adamw_clip.sp=2.mlir | FileCheck %s --check-prefix=SP-RS
+// SP-AG: 17
+// SP-RS: 13
 // MAIN: PASS: 20 runs
 // BUCKETS: PASS: 6 runs
 // CONCAT: {{[1-9][0-9]*}}
