@@ -4,7 +4,7 @@ Megatron-partitioned step.
 
     bench/sim_domino_training.py [--build build] [--work DIR] [--layers 2]
         [--models 2.7b,6.7b,13b] [--batch 8] [--sequence 1024]
-        [--precision f32|bf16]
+        [--precision f32|bf16] [--sp]
 
 For each GPT-3 shape (hidden, heads, FFN from the GPT-3 paper; vocabulary
 50304, Megatron's padding of GPT-2's 50257 to a multiple of 128, so that the
@@ -29,7 +29,10 @@ braidc's mixed precision (bf16 compute and activations, f32 weights,
 gradients and AdamW: Megatron's --bf16; the paper trains in fp16, whose
 tensor-core rate is bf16's), and 2 layers by default
 instead of 32-40: the embedding and LM head weigh more than in the real
-models. Nothing is asserted; prints a table.
+models. `--sp` partitions with Megatron's sequence parallelism on the same
+tp ranks (`--parallel sp=N`: the all-reduces become reduce-scatters and
+all-gathers, which Domino's row chunks split the same way). Nothing is
+asserted; prints a table.
 """
 import argparse
 import os
@@ -78,7 +81,13 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--sequence", type=int, default=1024)
     p.add_argument("--precision", default="f32", choices=["f32", "bf16"])
+    p.add_argument("--sp", action="store_true",
+                   help="sequence parallelism on the tp ranks (sp=N)")
+    p.add_argument("--tp", default="8,32",
+                   help="tensor-parallel sizes: 8 on one node, 32 on four")
     args = p.parse_args()
+    axis = "sp" if args.sp else "tp"
+    sizes = [int(t) for t in args.tp.split(",")]
     os.makedirs(args.work, exist_ok=True)
     braidc = os.path.join(args.build, "bin", "braidc")
     braid_run = os.path.join(args.build, "bin", "braid-run")
@@ -96,31 +105,32 @@ def main():
                                    ffn, 50304, args.sequence, batch=args.batch,
                                    random=False)
         for tp, nodes in ((8, 1), (32, 4)):
-            if heads % tp:
+            if heads % tp or tp not in sizes:
                 continue
             times = {}
             for name, flags in CONFIGS.items():
                 plan = os.path.join(args.work,
-                                    f"{model}-tp{tp}-{name}-{args.precision}.bplan")
+                                    f"{model}-{axis}{tp}-{name}-{args.precision}.bplan")
                 out = run([braidc, onnx, "--train", "--optimizer", "adamw",
-                           "--parallel", f"tp={tp}", "--hw", "dgx-h100",
+                           "--parallel", f"{axis}={tp}", "--hw", "dgx-h100",
                            "--weights", "/dev/null", "--progress=false",
                            "--precision", args.precision,
-                           "-o", plan] + flags, f"braidc {model} tp={tp} {name}")
+                           "-o", plan] + flags, f"braidc {model} {axis}={tp} {name}")
                 chunks = re.search(r"chunks=(\d+)\s+[0-9.]+ us\s+[0-9.]+x\s+<- chosen",
                                    out)
                 sim = run([braid_run, plan, "--backend", "sim", "--hw", "dgx-h100",
                            "--nodes", str(nodes)], f"simulating {model} {name}")
                 times[name] = (makespan(sim), exposed(sim),
                                int(chunks.group(1)) if chunks else None)
-                print(f"{WHO}: GPT-3 {model} tp={tp}: {name} {times[name][0]:.1f} ms",
+                print(f"{WHO}: GPT-3 {model} {axis}={tp}: {name} {times[name][0]:.1f} ms",
                       flush=True)
             rows.append((model, tp, nodes, times))
 
     print()
     print(f"GPT-3 shapes, {args.layers} layers, AdamW training step of "
-          f"{args.batch} x {args.sequence} tokens, {args.precision}, tensor "
-          f"parallel on dgx-h100; simulated")
+          f"{args.batch} x {args.sequence} tokens, {args.precision}, "
+          f"{'sequence' if args.sp else 'tensor'} parallel on dgx-h100; "
+          f"simulated")
     print(f"{'model':<6} {'tp':>3} {'nodes':>5} {'megatron ms':>12} {'exposed':>8} "
           f"{'auto chunks':>11} {'domino ms':>10} {'speed-up':>8} {'domino2 ms':>10} "
           f"{'speed-up':>8}")
