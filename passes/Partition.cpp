@@ -1164,7 +1164,8 @@ Value AxisPartitioner::ownWhole(Value v, Operation *user) {
   // parallelism saves is that activation's memory). Context parallelism
   // keeps its gathered keys and values for the backward pass.
   Operation *gathered = it->second.getDefiningOp();
-  if (strategy.sequenceParallel && loss && gathered && gathered->getBlock() == loss->getBlock() &&
+  if (strategy.sequenceParallel && loss && gathered &&
+      gathered->getBlock() == loss->getBlock() &&
       user->getBlock() == loss->getBlock() &&
       !loss->isBeforeInBlock(gathered) && loss->isBeforeInBlock(user) &&
       !weightReadOf(v))
@@ -1177,7 +1178,8 @@ bool AxisPartitioner::hasWhole(Value v, Operation *user) {
     if (ownWhole(v, user))
       return true;
     auto reshape = v.getDefiningOp<ReshapeOp>();
-    if (!reshape || !shardOf(reshape.getInput()))
+    if (!reshape || !shardOf(reshape.getInput()) ||
+        routing.count(reshape.getInput()))
       return false;
     v = reshape.getInput();
   }
@@ -1208,12 +1210,9 @@ AxisPartitioner::cheapestCarried(Operation *op,
         continue;
     if (best && !byCost)
       continue;
-    if (best)
-      choseByCost = true;
-    if (!best || cost < bestCost) {
-      best = split;
-      bestCost = cost;
-    }
+    choseByCost |= (bool)best;
+    best = split;
+    bestCost = cost;
   }
   return best;
 }
