@@ -81,6 +81,10 @@ struct AxisStrategy {
   /// ZeRO stage 3 (FSDP): the parameters (every state weight) are stored
   /// split too and all-gathered where the step reads them whole.
   bool zeroParameters = false;
+  /// How many ways the axes partitioned before this one split the inputs'
+  /// batch (dp) and sequence (cp): this rank's tokens are [B / batchSplit,
+  /// S / sequenceSplit].
+  int64_t batchSplit = 1, sequenceSplit = 1;
 };
 
 /// How a value is split along one mesh axis: dimension `dim` viewed as
@@ -1781,6 +1785,10 @@ LogicalResult AxisPartitioner::run() {
         type && type.getRank() >= 2) {
       tokenBatch = type.getDimSize(0);
       tokenSequence = type.getDimSize(1);
+      if (tokenBatch % strategy.batchSplit == 0)
+        tokenBatch /= strategy.batchSplit;
+      if (tokenSequence % strategy.sequenceSplit == 0)
+        tokenSequence /= strategy.sequenceSplit;
       break;
     }
   for (auto [name, shard] : storedSharded)
@@ -2112,8 +2120,16 @@ void PartitionPass::runOnOperation() {
   for (const AxisStrategy &strategy : strategies)
     if (strategy.zero)
       order.push_back(&strategy);
+  int64_t batchSplit = 1, sequenceSplit = 1;
   for (const AxisStrategy *next : order) {
-    const AxisStrategy &strategy = *next;
+    AxisStrategy strategy = *next;
+    strategy.batchSplit = batchSplit;
+    strategy.sequenceSplit = sequenceSplit;
+    // dp and cp split every input (ep's split depends on divisibility).
+    if (strategy.inputDim == 0 && !strategy.inputDimIfDivisible)
+      batchSplit *= strategy.size;
+    if (strategy.inputDim == 1)
+      sequenceSplit *= strategy.size;
     // State weights set sharded but read whole are stored sharded on a
     // second attempt (see AxisPartitioner::run); each attempt can only add
     // weights, so this ends.
