@@ -720,10 +720,10 @@ FailureOr<Value> AxisPartitioner::shardOn(Value v, Shard want,
   if (auto broadcast = v.getDefiningOp<BroadcastToOp>();
       broadcast && current && current->dim != want.dim && want.outer == 1) {
     Value input = broadcast.getInput();
-    int64_t own = want.dim - (type.getRank() -
-                              cast<RankedTensorType>(input.getType()).getRank());
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t own = want.dim - (type.getRank() - inputType.getRank());
     FailureOr<Value> block =
-        own < 0 || cast<RankedTensorType>(input.getType()).getDimSize(own) == 1
+        own < 0 || inputType.getDimSize(own) == 1
             ? replicate(input, user)
             : shardOn(input, Shard{own, 1}, user);
     if (failed(block))
@@ -876,7 +876,7 @@ static Operation *lossOf(func::FuncOp function, bool stepOnly) {
 
 LogicalResult AxisPartitioner::gatherParameters() {
   Block &body = function.getBody().front();
-  Operation *loss = lossOf(function, /*stepOnly=*/false);
+  Operation *lossOp = lossOf(function, /*stepOnly=*/false);
   for (auto read : llvm::make_early_inc_range(body.getOps<GetWeightOp>())) {
     auto decl = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
         read, read.getNameAttr());
@@ -897,7 +897,7 @@ LogicalResult AxisPartitioner::gatherParameters() {
       if (user->getNumResults() == 1 &&
           user->getResult(0).getType() == unsplit)
         continue;
-      bool backward = loss && loss->isBeforeInBlock(user);
+      bool backward = lossOp && lossOp->isBeforeInBlock(user);
       groups[backward].push_back(&use);
     }
     for (int g = 0; g < 2; ++g) {
