@@ -551,7 +551,7 @@ LogicalResult mlir::braid::buildDriverPipeline(
                        "' needs split points P:P:... (positions >= 1)");
     if (!parsed && step.contains('=') && name == "buckets")
       return emitError("--overlap '" + overlapText + "': '" + step +
-                       "' needs a bucket size in MiB >= 0 or auto");
+                       "' needs a bucket size in whole MiB (>= 0) or auto");
     if (!parsed && step.contains('=') &&
         llvm::is_contained({"domino", "domino-columns", "domino-both", "seq",
                             "comet"},

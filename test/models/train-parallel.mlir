@@ -31,7 +31,7 @@
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "tp=2" --extra "--overlap domino=2 --force-overlap" --tag .domino | FileCheck %s --check-prefix=DOMINO
 // RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=2;tp=2,dp=2;sp=2" --extra "--overlap domino=2 --force-overlap" --tag .domino | FileCheck %s --check-prefix=DOMINO-DP
 // RUN: grep -c "braid.all_reduce " %t/b4/llama-b4.adamw_clip.dp=2_tp=2.domino.mlir | FileCheck %s --check-prefix=DOMINO-DP-AR
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2,dp=2;tp=2" --extra "--overlap domino-columns=2 --force-overlap" --tag .columns | FileCheck %s --check-prefix=DOMINO-OTHER
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,tp=2,dp=2;tp=2" --extra "--overlap domino-columns=2 --force-overlap" --tag .columns | FileCheck %s --check-prefix=DOMINO-OTHER
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers adamw_clip --configs "tp=2" --extra "--overlap domino-both=2 --force-overlap" --tag .both | FileCheck %s --check-prefix=DOMINO-BOTH
 // RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers adamw_clip --configs "dp=2;tp=2" --extra "--overlap domino-both=2 --force-overlap" --tag .both | FileCheck %s --check-prefix=DOMINO-BOTH
 // RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models llama,mixtral --optimizers sgd,adamw_clip --configs "sp=2" --extra "--overlap domino=2 --force-overlap" --tag .spdomino | FileCheck %s --check-prefix=DOMINO-SP
@@ -42,7 +42,10 @@
 // DOMINO-DP-COUNT-8: {{(gpt2|llama)}}-b4.{{sgd|adamw_clip}}.{{dp=2_tp=2|dp=2_sp=2}}.domino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO-DP: PASS: 8 runs
 // DOMINO-DP-AR: 49
-// DOMINO-OTHER: PASS: 4 runs
+// Column chunks: every example model and both optimizers at dp=2 (the
+// weight-gradient all-reduces chunked), tp=2 and dp=2,tp=2.
+// DOMINO-OTHER-COUNT-18: {{(gpt2|llama|mixtral)}}.{{sgd|adamw_clip}}.{{dp=2|tp=2|dp=2_tp=2}}.columns: {{[0-9]+}} sharded state weights, PASS: 20 steps
+// DOMINO-OTHER: PASS: 18 runs
 // DOMINO-BOTH: PASS: 2 runs
 // DOMINO-SP-COUNT-4: {{(llama|mixtral)}}.{{sgd|adamw_clip}}.sp=2.spdomino: {{[0-9]+}} sharded state weights, PASS: 20 steps
 // DOMINO-SP: PASS: 4 runs
@@ -113,7 +116,9 @@
 // Data-parallel runs above get braidc's default under --train: buckets
 // chosen by the cost model (on these tiny models: none fused, all-reduces
 // in backward order), then braid-schedule. One bucket of 1 MiB, forced:
-// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers adamw_clip --configs "dp=2,dp=2;tp=2" --extra "--overlap buckets=1 --force-overlap" --tag .bucket1 | FileCheck %s --check-prefix=BUCKETS
+// RUN: %python %S/train_parallel.py %t --mpirun "%mpirun" --models gpt2,llama,mixtral --optimizers sgd,adamw_clip --configs "dp=2,dp=2;tp=2" --extra "--overlap buckets=1 --force-overlap" --tag .bucket1 | FileCheck %s --check-prefix=BUCKETS
+// RUN: %python %S/train_parallel.py %t/b4 --mpirun "%mpirun" --models gpt2-b4,llama-b4 --optimizers sgd,adamw_clip --configs "dp=4" --extra "--overlap buckets=1 --force-overlap" --tag .bucket1 | FileCheck %s --check-prefix=BUCKETS-DP4
+// RUN: grep -c "braid.concat" %t/b4/llama-b4.sgd.dp=4.bucket1.mlir | FileCheck %s --check-prefix=CONCAT
 // RUN: grep -c "braid.concat" %t/llama.adamw_clip.dp=2.bucket1.mlir | FileCheck %s --check-prefix=CONCAT
 // RUN: grep -c "braid.all_reduce" %t/llama.adamw_clip.dp=2.bucket1.mlir | FileCheck %s --check-prefix=ONE-BUCKET
 // ZeRO stage 1 (dp=2): moments split over the ranks, gradients
@@ -146,6 +151,9 @@
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --clip-norm 0.5 --parallel dp=2 --zero 1 -o %t/zero1.mlir --progress=false
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --clip-norm 0.5 --parallel dp=2 --zero 2 -o %t/zero2.mlir --progress=false
 // RUN: diff %t/zero1.mlir %t/zero2.mlir
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2,tp=2 --zero 1 -o %t/zero1tp.mlir --progress=false
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2,tp=2 --zero 2 -o %t/zero2tp.mlir --progress=false
+// RUN: diff %t/zero1tp.mlir %t/zero2tp.mlir
 // ZeRO stage 3 (FSDP): parameters stored split too, all-gathered before
 // their first use in the forward pass and again (braid.regather) before the
 // backward pass, the update on this rank's slice: the same losses; LLaMA
@@ -218,7 +226,8 @@
 // SP-AG: 17
 // SP-RS: 13
 // MAIN: PASS: 20 runs
-// BUCKETS: PASS: 6 runs
+// BUCKETS: PASS: 12 runs
+// BUCKETS-DP4: PASS: 4 runs
 // CONCAT: {{[1-9][0-9]*}}
 // The loss's mean and one bucket of every gradient.
 // ONE-BUCKET: 2

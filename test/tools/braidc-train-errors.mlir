@@ -8,6 +8,7 @@
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --betas 0.9 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BETAS
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel tp=2 --overlap seq=2 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=big -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BUCKETS
+// RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --overlap buckets=0.5 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=BUCKETS-FRACTION
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2 --zero 4 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO3
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-DP
 // RUN: not braidc %braid_src_root/examples/models/gpt2/model.onnx --train --parallel dp=2,cp=2 --zero 1 -o %t/out.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=ZERO-CP
@@ -64,7 +65,8 @@
 // NEEDS: error: --lr needs --train
 // PARALLEL: error: --train keeps context parallelism's all-gather of keys and values (the attention's backward pass reads them whole): --overlap 'ring' does not apply to training steps
 // OVERLAP: error: --train supports --overlap buckets[=MiB|auto], domino[=K], domino-columns[=K], domino-both[=K] and schedule for now: 'seq=2' is not checked on training steps yet
-// BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in MiB >= 0 or auto
+// BUCKETS: error: --overlap 'buckets=big': 'buckets=big' needs a bucket size in whole MiB (>= 0) or auto
+// BUCKETS-FRACTION: error: --overlap 'buckets=0.5': 'buckets=0.5' needs a bucket size in whole MiB (>= 0) or auto
 // ZERO3: error: --zero 4: ZeRO stages are 1 (optimizer state split over the dp ranks), 2 (gradients too) and 3 (parameters too)
 // ZERO-DP: error: --zero 1 splits the optimizer state over the data-parallel ranks and needs --parallel dp=N
 // ZERO-CP: error: --zero 1 with ep or cp is not supported yet (dp and tp are)
