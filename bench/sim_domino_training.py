@@ -71,6 +71,11 @@ def exposed(text):
     return float(m.group(1)) * {"s": 1e3, "ms": 1, "us": 1e-3}[m.group(2)]
 
 
+def peak(text):
+    m = re.search(r"peak memory per rank \(arena\)\s+([0-9]+) bytes", text)
+    return int(m.group(1))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -85,8 +90,17 @@ def main():
                    help="sequence parallelism on the tp ranks (sp=N)")
     p.add_argument("--tp", default="8,32",
                    help="tensor-parallel sizes: 8 on one node, 32 on four")
+    p.add_argument("--memory-limits", default="",
+                   help="per size, limits in bytes (8:B,B;32:B): the scheduled "
+                        "step (--overlap schedule) without a limit and under "
+                        "each, with the gathers braid-schedule kept from the "
+                        "forward pass and the peak arena")
     args = p.parse_args()
     axis = "sp" if args.sp else "tp"
+    limits = {}
+    for item in filter(None, args.memory_limits.split(";")):
+        size, _, values = item.partition(":")
+        limits[int(size)] = [int(v) for v in values.split(",") if v]
     sizes = [int(t) for t in args.tp.split(",")]
     os.makedirs(args.work, exist_ok=True)
     braidc = os.path.join(args.build, "bin", "braidc")
@@ -108,7 +122,13 @@ def main():
             if heads % tp or tp not in sizes:
                 continue
             times = {}
-            for name, flags in CONFIGS.items():
+            configs = dict(CONFIGS)
+            if limits:
+                configs = {"schedule": ["--overlap", "schedule"]}
+                for limit in limits.get(tp, []):
+                    configs[f"limit={limit}"] = ["--overlap", "schedule",
+                                                 "--memory-limit", str(limit)]
+            for name, flags in configs.items():
                 plan = os.path.join(args.work,
                                     f"{model}-{axis}{tp}-{name}-{args.precision}.bplan")
                 out = run([braidc, onnx, "--train", "--optimizer", "adamw",
@@ -120,12 +140,29 @@ def main():
                                    out)
                 sim = run([braid_run, plan, "--backend", "sim", "--hw", "dgx-h100",
                            "--nodes", str(nodes)], f"simulating {model} {name}")
+                kept = re.search(r"keeps (\d+) of (\d+) gathered values", out)
                 times[name] = (makespan(sim), exposed(sim),
-                               int(chunks.group(1)) if chunks else None)
+                               int(chunks.group(1)) if chunks else None,
+                               peak(sim), f"{kept.group(1)}/{kept.group(2)}" if kept else "-")
                 print(f"{WHO}: GPT-3 {model} {axis}={tp}: {name} {times[name][0]:.1f} ms",
                       flush=True)
             rows.append((model, tp, nodes, times))
 
+    if limits:
+        print()
+        print(f"GPT-3 shapes, {args.layers} layers, AdamW training step of "
+              f"{args.batch} x {args.sequence} tokens, {args.precision}, "
+              f"{axis}, scheduled, under memory limits; simulated on dgx-h100")
+        print(f"{'model':<6} {axis:>3} {'nodes':>5} {'limit':>14} {'kept':>9} "
+              f"{'ms':>8} {'exposed':>8} {'peak arena bytes':>17}")
+        for model, tp, nodes, times in rows:
+            for name, (ms, exp, _, arena, kept) in times.items():
+                limit = name.split("=")[1] if "=" in name else "none"
+                print(f"{model:<6} {tp:>3} {nodes:>5} {limit:>14} {kept:>9} "
+                      f"{ms:>8.1f} {exp:>8.1f} {arena:>17,}")
+        print("(kept: of the backward pass's second gathers, how many braid-"
+              "schedule replaced by keeping the forward pass's copy)")
+        return
     print()
     print(f"GPT-3 shapes, {args.layers} layers, AdamW training step of "
           f"{args.batch} x {args.sequence} tokens, {args.precision}, "

@@ -604,6 +604,209 @@ ArenaEstimate estimateArena(func::FuncOp function, ArrayRef<Operation *> ops,
   estimate.peak = packArena(buffers, kAlignment).peak;
   return estimate;
 }
+
+/// The gathers braid-schedule may hold back (prefetch): collectives larger
+/// than their operands, outside communication rounds, read on the compute
+/// stream; per op, the compute-stream index of its first reader.
+struct PrefetchGathers {
+  SmallVector<size_t> gathers;
+  SmallVector<int64_t> firstUse;
+  int64_t numCompute = 0;
+};
+
+PrefetchGathers prefetchGathers(ArrayRef<Operation *> ops,
+                                const ListScheduler &graph) {
+  size_t n = ops.size();
+  PrefetchGathers result;
+  result.firstUse.assign(n, 0);
+  SmallVector<int64_t> computeIndex(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (!graph.onComm(i))
+      computeIndex[i] = result.numCompute++;
+  for (size_t i = 0; i < n; ++i) {
+    if (!graph.isCollective(i) || !graph.isGather(i) ||
+        ops[i]->hasAttr(kRoundAttrName))
+      continue;
+    std::optional<int64_t> use = graph.firstComputeUse(i, computeIndex);
+    if (!use)
+      continue;
+    result.firstUse[i] = *use;
+    result.gathers.push_back(i);
+  }
+  return result;
+}
+
+/// The body's ops, in order, without the terminator.
+SmallVector<Operation *> bodyOps(func::FuncOp function) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : function.getBody().front().without_terminator())
+    ops.push_back(&op);
+  return ops;
+}
+
+/// The smallest peak a memory limit can get from the current body: every
+/// gather issued just before its first reader (the plan the limit's
+/// bisection falls back to; a limit below it cannot be met).
+FailureOr<int64_t> tightestPeak(func::FuncOp function, const CostModel &model,
+                                bool splitGathers) {
+  SmallVector<Operation *> ops = bodyOps(function);
+  ListScheduler graph(ops, model, splitGathers);
+  PrefetchGathers held = prefetchGathers(ops, graph);
+  SmallVector<int64_t> limits(ops.size(), 0);
+  for (size_t g : held.gathers)
+    limits[g] = held.firstUse[g];
+  FailureOr<SmallVector<size_t>> order = graph.run(limits, function);
+  if (failed(order))
+    return failure();
+  return estimateArena(function, ops, graph, *order).peak;
+}
+
+/// Whether `a` and `b` are one value, or reshapes of one value to one type.
+bool sameValue(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto ra = a.getDefiningOp<ReshapeOp>(), rb = b.getDefiningOp<ReshapeOp>();
+  return ra && rb && a.getType() == b.getType() &&
+         sameValue(ra.getInput(), rb.getInput());
+}
+
+/// Whether `again` (a braid.regather) computes what `first` does.
+bool sameGather(Operation *first, Operation *again) {
+  if (first->getName() != again->getName() ||
+      first->getResultTypes() != again->getResultTypes() ||
+      first->getNumOperands() != again->getNumOperands())
+    return false;
+  for (auto [a, b] : llvm::zip(first->getOperands(), again->getOperands()))
+    if (!sameValue(a, b))
+      return false;
+  NamedAttrList attrs(first->getAttrDictionary()),
+      againAttrs(again->getAttrDictionary());
+  attrs.erase(kRegatherAttrName);
+  againAttrs.erase(kRegatherAttrName);
+  return attrs.getDictionary(first->getContext()) ==
+         againAttrs.getDictionary(first->getContext());
+}
+
+/// Under a memory limit, the regathers (ZeRO-3's backward parameter
+/// gathers, Megatron-SP's backward activation gathers) whose forward copy
+/// fits are dropped and the forward copy kept alive instead: one
+/// collective fewer each, paid in memory the limit says is there (FSDP's
+/// reshard_after_forward=False, per value). The forward's latest gathers
+/// are kept first (the backward pass reads them first, so they live the
+/// least longer); how many by bisection on the tightest plan's peak, the
+/// one the limit's prefetch bisection falls back to, checked at each
+/// step rather than assumed monotonic. Nothing is kept when even the
+/// regathering plan does not fit (scheduleFunction then says why).
+LogicalResult keepForwardGathers(func::FuncOp function, const CostModel &model,
+                                 int64_t memoryLimit, bool splitGathers) {
+  Block &body = function.getBody().front();
+  SmallVector<std::pair<Operation *, Operation *>> pairs; // first, again
+  DenseMap<Operation *, size_t> position;
+  for (auto [i, op] : llvm::enumerate(body.without_terminator()))
+    position[&op] = i;
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasAttr(kRegatherAttrName) || op.getNumResults() != 1)
+      continue;
+    Operation *first = nullptr;
+    for (Operation &earlier : body) {
+      if (&earlier == &op)
+        break;
+      if (!earlier.hasAttr(kRegatherAttrName) && sameGather(&earlier, &op))
+        first = &earlier;
+    }
+    if (first)
+      pairs.push_back({first, &op});
+  }
+  if (pairs.empty())
+    return success();
+  llvm::stable_sort(pairs, [&](const auto &a, const auto &b) {
+    return position[a.first] > position[b.first];
+  });
+
+  // Keeps the first k: each regather's uses read the first copy, and the
+  // regather leaves the block; undone in reverse.
+  struct Kept {
+    Operation *again;
+    Operation *before;
+    SmallVector<OpOperand *> uses;
+  };
+  SmallVector<Kept> kept;
+  auto keep = [&](size_t k) {
+    for (size_t i = kept.size(); i < k; ++i) {
+      auto [first, again] = pairs[i];
+      Kept entry{again, again->getNextNode(), {}};
+      for (OpOperand &use : again->getResult(0).getUses())
+        entry.uses.push_back(&use);
+      for (OpOperand *use : entry.uses)
+        use->set(first->getResult(0));
+      again->remove();
+      kept.push_back(std::move(entry));
+    }
+  };
+  auto undo = [&](size_t k) {
+    while (kept.size() > k) {
+      Kept &entry = kept.back();
+      body.getOperations().insert(Block::iterator(entry.before), entry.again);
+      for (OpOperand *use : entry.uses)
+        use->set(entry.again->getResult(0));
+      kept.pop_back();
+    }
+  };
+  auto fits = [&](size_t k) -> FailureOr<bool> {
+    undo(std::min(k, kept.size()));
+    keep(k);
+    FailureOr<int64_t> peak = tightestPeak(function, model, splitGathers);
+    if (failed(peak))
+      return failure();
+    return *peak <= memoryLimit;
+  };
+  auto fail = [&]() {
+    undo(0);
+    return failure();
+  };
+  size_t low = 0, high = pairs.size();
+  FailureOr<bool> all = fits(high);
+  if (failed(all))
+    return fail();
+  if (!*all) {
+    FailureOr<bool> none = fits(0);
+    if (failed(none))
+      return fail();
+    if (!*none)
+      return success(); // scheduleFunction says what it needs
+    while (high - low > 1) {
+      size_t mid = low + (high - low) / 2;
+      FailureOr<bool> ok = fits(mid);
+      if (failed(ok))
+        return fail();
+      (*ok ? low : high) = mid;
+    }
+    undo(0);
+    keep(low);
+  }
+  int64_t bytes = 0;
+  for (Kept &entry : kept) {
+    bytes += getNumBytes(entry.again->getResult(0));
+    Value input = entry.again->getNumOperands() ? entry.again->getOperand(0)
+                                                : Value();
+    entry.again->erase();
+    // The regather's own reshape of its operand, now unread.
+    while (input) {
+      Operation *def = input.getDefiningOp();
+      if (!isa_and_nonnull<ReshapeOp>(def) || !def->use_empty())
+        break;
+      input = def->getOperand(0);
+      def->erase();
+    }
+  }
+  function.emitRemark() << "braid-schedule: @" << function.getSymName()
+                        << " keeps " << kept.size() << " of " << pairs.size()
+                        << " gathered values from the forward pass for the "
+                           "backward pass instead of gathering them again ("
+                        << bytes << " bytes; memory-limit " << memoryLimit
+                        << ")";
+  return success();
+}
 } // namespace
 
 LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
@@ -622,8 +825,14 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
       return op.emitOpError("braid-schedule does not handle ops with regions");
     ops.push_back(&op);
   }
+  bool splitGathers = !gatherStream.empty() && gatherStream != stream;
+  if (memoryLimit > 0) {
+    if (failed(keepForwardGathers(function, model, memoryLimit, splitGathers)))
+      return failure();
+    ops = bodyOps(function);
+  }
   size_t n = ops.size();
-  ListScheduler graph(ops, model, !gatherStream.empty() && gatherStream != stream);
+  ListScheduler graph(ops, model, splitGathers);
   SmallVector<int64_t> notBefore(n, 0);
   FailureOr<SmallVector<size_t>> scheduled = graph.run(notBefore, function);
   if (failed(scheduled))
@@ -646,26 +855,10 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
   // micro-batch count (braid-acco, braid.round): the round's optional
   // micro-batches run only while its communication is in flight, so a
   // gather held back to its first reader would keep them all running.
-  SmallVector<int64_t> computeIndex(n, 0);
-  int64_t numCompute = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (!graph.onComm(i))
-      computeIndex[i] = numCompute++;
-  size_t numCollectives = 0;
-  SmallVector<size_t> gathers;
-  SmallVector<int64_t> firstUse(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (!graph.isCollective(i))
-      continue;
-    ++numCollectives;
-    if (!graph.isGather(i) || ops[i]->hasAttr(kRoundAttrName))
-      continue;
-    std::optional<int64_t> use = graph.firstComputeUse(i, computeIndex);
-    if (!use)
-      continue;
-    firstUse[i] = *use;
-    gathers.push_back(i);
-  }
+  PrefetchGathers held = prefetchGathers(ops, graph);
+  int64_t numCompute = held.numCompute;
+  SmallVector<size_t> &gathers = held.gathers;
+  SmallVector<int64_t> &firstUse = held.firstUse;
   struct Trial {
     int64_t window = 0;
     SmallVector<size_t> order;
@@ -764,12 +957,12 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     };
     SmallVector<int64_t> was = computeBeforeIssue(unbounded->order);
     SmallVector<int64_t> now = computeBeforeIssue(chosen.order);
-    int64_t held = 0;
+    int64_t numHeld = 0;
     for (size_t g : gathers)
       if (now[g] > was[g]) {
         ops[g]->setAttr(kHeldByMemoryAttr,
                         UnitAttr::get(function.getContext()));
-        ++held;
+        ++numHeld;
       }
     order = std::move(chosen.order);
     if (memoryLimit > 0) {
@@ -778,11 +971,11 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
              << chosen.arena.peak << " bytes per rank (memory-limit "
              << memoryLimit << "; " << unbounded->arena.peak
              << " with unbounded prefetch): ";
-      if (held == 0)
+      if (numHeld == 0)
         remark << "no gather held back";
       else
         remark << "gathers issued at most " << chosen.window
-               << " ops ahead of their first reader, " << held << " of "
+               << " ops ahead of their first reader, " << numHeld << " of "
                << gathers.size() << " held back";
     }
   } else if (memoryLimit > 0) {

@@ -65,6 +65,13 @@ constexpr llvm::StringLiteral kRoundAttrName = "braid.round";
 /// `braid.stop_gradient` (unit) on an op: braid-autodiff treats its results
 /// as constants (no gradient flows back through it).
 constexpr llvm::StringLiteral kStopGradientAttrName = "braid.stop_gradient";
+
+/// `braid.regather` (unit) on an all-gather: it gathers again what an
+/// earlier identical gather of the step (ZeRO-3's forward parameter gather,
+/// sequence parallelism's forward activation gather) had, so that the first
+/// copy can die after the forward pass. CSE leaves it alone; braid-schedule
+/// under a memory limit keeps the earlier copy instead where it fits.
+constexpr llvm::StringLiteral kRegatherAttrName = "braid.regather";
 } // namespace braid
 } // namespace mlir
 

@@ -177,17 +177,30 @@
 // the step's start (2,186,496 bytes); braid-schedule's default window
 // gathers each just in time on this tiny model (1,757,952). A limit above
 // that compiles to a plan whose arena (braid-run's summary) is within it
-// (1,686,272: braid-to-exec updates the state weights in place, which the
+// (1,730,368: braid-to-exec updates the state weights in place, which the
 // schedule's estimate leaves out), with the same losses as without a
 // limit; one below it is an error that names the bytes needed, and writes
-// nothing.
+// nothing. Under the limit braid-schedule also keeps, of the 20 backward
+// parameter gathers (braid.regather), those whose forward copy fits: the
+// forward's latest first, here 19 (the peak is set elsewhere), 19
+// all-gathers fewer for 44,096 more arena bytes; a loose limit keeps all 20.
 // RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 --zero 3 --memory-limit 1800000 -o %t/z3limit.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT-REMARK
 // RUN: %mpirun -n 2 braid-run %t/z3limit.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3limit.csv | FileCheck %s --check-prefix=LIMIT-ARENA
 // RUN: diff %t/z3limit.csv %t/llama.sgd.dp=2.zero3.csv
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 --zero 3 --memory-limit 1800000 --emit=braid -o %t/z3limit.mlir --progress=false 2>/dev/null
+// RUN: grep -c "braid.regather" %t/z3limit.mlir | FileCheck %s --check-prefix=LIMIT-ONE-REGATHER
+// RUN: grep -c "braid.all_gather" %t/z3limit.mlir | FileCheck %s --check-prefix=LIMIT-GATHERS
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 --zero 3 --memory-limit 3000000 -o %t/z3loose.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT-LOOSE
+// RUN: %mpirun -n 2 braid-run %t/z3loose.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3loose.csv > /dev/null
+// RUN: diff %t/z3loose.csv %t/llama.sgd.dp=2.zero3.csv
+// LIMIT-ONE-REGATHER: 1
+// LIMIT-GATHERS: 22
+// LIMIT-LOOSE: remark: braid-schedule: @main keeps 20 of 20 gathered values
 // RUN: not braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer sgd --lr 0.05 --momentum 0.9 --parallel dp=2 --zero 3 --memory-limit 1700000 -o %t/z3tight.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=LIMIT-TIGHT
 // RUN: not test -e %t/z3tight.bplan
-// LIMIT-REMARK: remark: braid-schedule: @main needs 1757952 bytes per rank (memory-limit 1800000; 2186496 with unbounded prefetch)
-// LIMIT-ARENA: peak arena 1686272 bytes per step
+// LIMIT-REMARK: remark: braid-schedule: @main keeps 19 of 20 gathered values from the forward pass for the backward pass instead of gathering them again (551936 bytes; memory-limit 1800000)
+// LIMIT-REMARK: remark: braid-schedule: @main needs 1757952 bytes per rank (memory-limit 1800000; 2048832 with unbounded prefetch)
+// LIMIT-ARENA: peak arena 1730368 bytes per step
 // LIMIT-TIGHT: error: braid-schedule: memory-limit 1700000 bytes cannot be met: @main needs 1757952 bytes per rank even with every gather issued just before its first reader
 // A ZeRO-3 run saved at step 10 and resumed gives the same losses.
 // RUN: %mpirun -n 2 braid-run %t/llama.adamw_clip.dp=2.zero3.bplan --steps 10 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/z3first.csv --save %t/z3step10.safetensors > /dev/null
@@ -223,6 +236,16 @@
 // RUN: not grep -q "braid.all_to_all " %t/gpt2.adamw_clip.sp=2.mlir %t/llama.adamw_clip.sp=2.mlir %t/mixtral.adamw_clip.sp=2.mlir %t/llama.sgd.dp=2_sp=2.mlir
 // RUN: grep -c "braid.all_gather " %t/llama.adamw_clip.sp=2.mlir | FileCheck %s --check-prefix=SP-AG
 // RUN: grep -c "braid.reduce_scatter " %t/llama.adamw_clip.sp=2.mlir | FileCheck %s --check-prefix=SP-RS
+// Megatron-SP's backward gathers of forward activations are marked
+// braid.regather (5 on LLaMA); under a memory limit that fits, braid-schedule
+// keeps the forward's copies instead: the same losses.
+// RUN: grep -c "braid.regather" %t/llama.adamw_clip.sp=2.mlir | FileCheck %s --check-prefix=SP-REGATHER
+// RUN: braidc %braid_src_root/examples/models/llama/model.onnx --train --optimizer adamw --lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.1 --clip-norm 0.5 --parallel sp=2 --overlap schedule --memory-limit 3000000 -o %t/splimit.bplan --progress=false 2>&1 | FileCheck %s --check-prefix=SP-KEEPS
+// RUN: %mpirun -n 2 braid-run %t/splimit.bplan --steps 20 --data %braid_src_root/examples/data/gpl3.bin --loss-log %t/splimit.csv > /dev/null
+// RUN: %python %S/compare_losses.py %t/splimit.csv %braid_src_root/examples/models/llama/training/losses_adamw_clip.csv | FileCheck %s --check-prefix=SP-LIMIT-LOSSES
+// SP-LIMIT-LOSSES: PASS: 20 steps
+// SP-REGATHER: 5
+// SP-KEEPS: remark: braid-schedule: @main keeps 5 of 5 gathered values from the forward pass
 // SP-AG: 17
 // SP-RS: 13
 // MAIN: PASS: 20 runs
