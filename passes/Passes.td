@@ -724,7 +724,12 @@ def BraidSchedule : Pass<"braid-schedule", "::mlir::ModuleOp"> {
     fails naming the bytes needed when even W = 0 does not fit (it does
     not reorder compute to save memory). A gather issued later than it
     would be without a window is marked `braid.held_by_memory_limit`
-    (braid-overlap-report explains it).
+    (braid-overlap-report explains it). Under `memory-limit` the pass first
+    drops the second gathers (`braid.regather`: ZeRO-3's backward
+    parameter gathers, Megatron-SP's backward activation gathers) whose
+    forward copy fits, the backward pass reading that copy instead: the
+    forward's latest first, as many as keep the tightest plan's arena
+    within the limit (a remark gives the count and the bytes).
   }];
   let options = [
     Option<"hw", "hw", "std::string", /*default=*/"\"dgx-h100\"",
