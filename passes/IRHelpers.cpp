@@ -77,3 +77,33 @@ FailureOr<OneRankStep> mlir::braid::checkOneRankStep(ModuleOp module,
   }
   return step;
 }
+
+AllGatherOp mlir::braid::firstSameGather(AllGatherOp gather) {
+  Value root = gather.getInput();
+  while (auto reshape = root.getDefiningOp<ReshapeOp>())
+    root = reshape.getInput();
+  AllGatherOp first;
+  SmallVector<Value> pending{root};
+  while (!pending.empty()) {
+    Value value = pending.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+        pending.push_back(reshape.getResult());
+        continue;
+      }
+      auto other = dyn_cast<AllGatherOp>(user);
+      if (!other || other == gather ||
+          other->getBlock() != gather->getBlock() ||
+          !other->isBeforeInBlock(gather) ||
+          other.getInput().getType() != gather.getInput().getType() ||
+          other.getType() != gather.getType() ||
+          other.getDim() != gather.getDim() ||
+          other.getMeshAttr() != gather.getMeshAttr() ||
+          other.getMeshAxesAttr() != gather.getMeshAxesAttr())
+        continue;
+      if (!first || other->isBeforeInBlock(first))
+        first = other;
+    }
+  }
+  return first;
+}

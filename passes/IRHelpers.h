@@ -39,6 +39,12 @@ struct OneRankStep {
 FailureOr<OneRankStep> checkOneRankStep(ModuleOp module, StringRef pass,
                                         StringRef algorithm);
 
+/// The earliest all-gather in `gather`'s block, before it, that gathers the
+/// same block the same way: the same operand, or reshapes of one value to
+/// the same type (CSE merges those), on the same mesh axes and dimension,
+/// to the same type. Null when none: `gather` is not a second gather.
+AllGatherOp firstSameGather(AllGatherOp gather);
+
 } // namespace braid
 } // namespace mlir
 

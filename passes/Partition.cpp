@@ -610,26 +610,10 @@ FailureOr<Value> AxisPartitioner::gather(Value v, Operation *user) {
       resize(expandedType, position[shard.dim], /*split=*/false), meshRef(),
       axes(), expanded, builder.getI64IntegerAttr(position[shard.dim]));
   // Gathered before and not reused here (ownWhole: Megatron-SP's backward
-  // pass): a second gather of the same block.
-  // Reshapes of one value are one block (CSE merges them later).
+  // pass; gatherParameters: ZeRO-3's backward pass): a second gather of
+  // the same block, which CSE must not merge with the first.
   auto gatherOp = cast<AllGatherOp>(g.getDefiningOp());
-  Value root = expanded;
-  while (auto reshape = root.getDefiningOp<ReshapeOp>())
-    root = reshape.getInput();
-  std::function<bool(Value)> gatheredBefore = [&](Value x) {
-    return llvm::any_of(x.getUsers(), [&](Operation *other) {
-      if (auto reshape = dyn_cast<ReshapeOp>(other))
-        return gatheredBefore(reshape.getResult());
-      auto earlier = dyn_cast<AllGatherOp>(other);
-      return earlier && earlier != gatherOp &&
-             earlier.getInput().getType() == expanded.getType() &&
-             earlier.getType() == gatherOp.getType() &&
-             earlier.getDim() == gatherOp.getDim() &&
-             earlier.getMeshAttr() == gatherOp.getMeshAttr() &&
-             earlier.getMeshAxesAttr() == gatherOp.getMeshAxesAttr();
-    });
-  };
-  if (gatheredBefore(root))
+  if (firstSameGather(gatherOp))
     gatherOp->setAttr(kRegatherAttrName, builder.getUnitAttr());
   g = reshapeTo(g, resize(type, shard.dim, /*split=*/false), user);
   resharded[{v, -1, 1}] = g;
@@ -934,14 +918,7 @@ LogicalResult AxisPartitioner::gatherParameters() {
       if (failed(whole))
         return failure();
       // Two gathers of one value are the point (the first is released
-      // after the forward pass): CSE must not merge them.
-      if (g == 1) {
-        Value gathered = *whole;
-        while (auto reshape = gathered.getDefiningOp<ReshapeOp>())
-          gathered = reshape.getInput();
-        gathered.getDefiningOp()->setAttr(kRegatherAttrName,
-                                          builder.getUnitAttr());
-      }
+      // after the forward pass): gather marks the second braid.regather.
       for (OpOperand *use : groups[g])
         use->set(*whole);
     }

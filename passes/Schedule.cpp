@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Schedule.h"
+#include "passes/IRHelpers.h"
 #include "passes/Passes.h"
 
 #include "dialects/braid/ArenaPacking.h"
@@ -612,6 +613,15 @@ struct PrefetchGathers {
   SmallVector<size_t> gathers;
   SmallVector<int64_t> firstUse;
   int64_t numCompute = 0;
+
+  /// Per op of `n`, the compute ops that must run before it issues: each
+  /// gather at most `window` ops ahead of its first reader.
+  SmallVector<int64_t> notBefore(size_t n, int64_t window) const {
+    SmallVector<int64_t> limits(n, 0);
+    for (size_t g : gathers)
+      limits[g] = std::max<int64_t>(0, firstUse[g] - window);
+    return limits;
+  }
 };
 
 PrefetchGathers prefetchGathers(ArrayRef<Operation *> ops,
@@ -652,39 +662,11 @@ FailureOr<int64_t> tightestPeak(func::FuncOp function, const CostModel &model,
   SmallVector<Operation *> ops = bodyOps(function);
   ListScheduler graph(ops, model, splitGathers);
   PrefetchGathers held = prefetchGathers(ops, graph);
-  SmallVector<int64_t> limits(ops.size(), 0);
-  for (size_t g : held.gathers)
-    limits[g] = held.firstUse[g];
-  FailureOr<SmallVector<size_t>> order = graph.run(limits, function);
+  FailureOr<SmallVector<size_t>> order =
+      graph.run(held.notBefore(ops.size(), /*window=*/0), function);
   if (failed(order))
     return failure();
   return estimateArena(function, ops, graph, *order).peak;
-}
-
-/// Whether `a` and `b` are one value, or reshapes of one value to one type.
-bool sameValue(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto ra = a.getDefiningOp<ReshapeOp>(), rb = b.getDefiningOp<ReshapeOp>();
-  return ra && rb && a.getType() == b.getType() &&
-         sameValue(ra.getInput(), rb.getInput());
-}
-
-/// Whether `again` (a braid.regather) computes what `first` does.
-bool sameGather(Operation *first, Operation *again) {
-  if (first->getName() != again->getName() ||
-      first->getResultTypes() != again->getResultTypes() ||
-      first->getNumOperands() != again->getNumOperands())
-    return false;
-  for (auto [a, b] : llvm::zip(first->getOperands(), again->getOperands()))
-    if (!sameValue(a, b))
-      return false;
-  NamedAttrList attrs(first->getAttrDictionary()),
-      againAttrs(again->getAttrDictionary());
-  attrs.erase(kRegatherAttrName);
-  againAttrs.erase(kRegatherAttrName);
-  return attrs.getDictionary(first->getContext()) ==
-         againAttrs.getDictionary(first->getContext());
 }
 
 /// Under a memory limit, the regathers (ZeRO-3's backward parameter
@@ -704,19 +686,10 @@ LogicalResult keepForwardGathers(func::FuncOp function, const CostModel &model,
   DenseMap<Operation *, size_t> position;
   for (auto [i, op] : llvm::enumerate(body.without_terminator()))
     position[&op] = i;
-  for (Operation &op : body.without_terminator()) {
-    if (!op.hasAttr(kRegatherAttrName) || op.getNumResults() != 1)
-      continue;
-    Operation *first = nullptr;
-    for (Operation &earlier : body) {
-      if (&earlier == &op)
-        break;
-      if (!earlier.hasAttr(kRegatherAttrName) && sameGather(&earlier, &op))
-        first = &earlier;
-    }
-    if (first)
-      pairs.push_back({first, &op});
-  }
+  for (auto again : body.getOps<AllGatherOp>())
+    if (again->hasAttr(kRegatherAttrName))
+      if (AllGatherOp first = firstSameGather(again))
+        pairs.push_back({first, again});
   if (pairs.empty())
     return success();
   llvm::stable_sort(pairs, [&](const auto &a, const auto &b) {
@@ -858,7 +831,6 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
   PrefetchGathers held = prefetchGathers(ops, graph);
   int64_t numCompute = held.numCompute;
   SmallVector<size_t> &gathers = held.gathers;
-  SmallVector<int64_t> &firstUse = held.firstUse;
   struct Trial {
     int64_t window = 0;
     SmallVector<size_t> order;
@@ -866,13 +838,10 @@ LogicalResult mlir::braid::scheduleFunction(func::FuncOp function,
     double makespan = 0;
   };
   auto trial = [&](int64_t window) -> FailureOr<Trial> {
-    SmallVector<int64_t> limits(n, 0);
-    for (size_t g : gathers)
-      limits[g] = std::max<int64_t>(0, firstUse[g] - window);
     Trial t;
     t.window = window;
     FailureOr<SmallVector<size_t>> tried =
-        graph.run(limits, function, &t.makespan);
+        graph.run(held.notBefore(n, window), function, &t.makespan);
     if (failed(tried))
       return failure();
     t.order = std::move(*tried);
